@@ -1,0 +1,3 @@
+module lab.local/pause
+
+go 1.22

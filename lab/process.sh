@@ -1,0 +1,33 @@
+# Sourced by lab.sh: start and stop daemons by the PID recorded when they were started.
+pid_alive() { local f="$LAB_HOME/run/$1.pid"; [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
+
+start_daemon() { # name command...
+  local name=$1; shift
+  pid_alive "$name" && return 0
+  mkdir -p "$LAB_HOME/run" "$LAB_HOME/logs"
+  setsid "$@" >>"$LAB_HOME/logs/$name.log" 2>&1 < /dev/null &
+  echo $! > "$LAB_HOME/run/$name.pid"
+  log "started $name (pid $!)"
+}
+
+stop_daemon() { # name
+  local f="$LAB_HOME/run/$1.pid" pid i
+  [ -s "$f" ] || return 0
+  pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    log "stopped $1 (pid $pid)"
+  fi
+  rm -f "$f"
+}
+
+wait_for() { # description timeout-seconds command...
+  local what=$1 timeout=$2 deadline; shift 2
+  deadline=$(( $(date +%s) + timeout ))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then log "timed out after ${timeout}s waiting for $what"; return 1; fi
+    sleep 0.3
+  done
+}

@@ -1,0 +1,38 @@
+import { request } from 'node:http';
+import type { LookupFunction } from 'node:net';
+
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+
+/** One call to etcd's v3 JSON gateway (`POST /v3/...`), the way any HTTP client would talk to etcd. */
+function post(endpoint: string, path: string, body: unknown, lookup?: LookupFunction): Promise<unknown> {
+  const url = new URL(path, endpoint);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', lookup, timeout: 5000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`${url.href}: HTTP ${res.statusCode}: ${text}`));
+          else resolve(JSON.parse(text));
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${url.href}: timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export async function etcdPut(endpoint: string, key: string, value: string, lookup?: LookupFunction): Promise<void> {
+  await post(endpoint, '/v3/kv/put', { key: b64(key), value: b64(value) }, lookup);
+}
+
+export async function etcdGet(endpoint: string, key: string, lookup?: LookupFunction): Promise<string | undefined> {
+  const res = (await post(endpoint, '/v3/kv/range', { key: b64(key) }, lookup)) as { kvs?: { value?: string }[] };
+  const value = res.kvs?.[0]?.value;
+  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+}

@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+/** Facts about the running lab, written by `lab/lab.sh up` to `$ETCD_OPERATOR_LAB_HOME/lab.json`. */
+export interface LabFacts {
+  kubeconfig: string;
+  dnsServer: string;
+  clusterDomain: string;
+  nodeName: string;
+  kubernetesVersion: string;
+  etcdImages: string[];
+}
+
+const labHome = process.env.ETCD_OPERATOR_LAB_HOME ?? '/var/lib/etcd-operator-lab';
+
+let facts: LabFacts | undefined;
+
+/** Throws (failing the test, never skipping it) when no lab is running: `npm test` starts one. */
+export function lab(): LabFacts {
+  if (!facts) {
+    const path = `${labHome}/lab.json`;
+    try {
+      facts = JSON.parse(readFileSync(path, 'utf8')) as LabFacts;
+    } catch (err) {
+      throw new Error(`no running lab (${path} unreadable: ${(err as Error).message}); start it with lab/lab.sh up`);
+    }
+  }
+  return facts;
+}
+
+export function adminKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(lab().kubeconfig);
+  return kc;
+}
+
+/** A namespace of the test's own, deleted (with all it holds) when the test ends. */
+export async function testNamespace(t: TestContext, prefix = 'test'): Promise<string> {
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name, labels: { 'etcd-operator.test/owned': 'true' } } } });
+  t.after(async () => {
+    await core.deleteNamespace({ name, body: { gracePeriodSeconds: 0 } });
+  });
+  return name;
+}
+
+/** Polls `probe` until it returns a value other than undefined; bounded by `timeoutMs`. */
+export async function eventually<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() >= deadline) {
+      const detail = lastError instanceof Error ? `: last error ${lastError.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
