@@ -1,0 +1,200 @@
+import { createInterface } from 'node:readline';
+import { ApiError } from './transport.js';
+import type { ApiTransport } from './transport.js';
+import { Store } from './store.js';
+import type { KubeObject } from './store.js';
+
+export interface ResourceHandler<T> {
+  added?(obj: T): void;
+  updated?(old: T, current: T): void;
+  deleted?(obj: T): void;
+}
+
+export interface ReflectorOptions {
+  /** Collection path, e.g. `/api/v1/pods` or `/apis/etcd.database.coreos.com/v1beta2/namespaces/ns/etcdclusters`. */
+  path: string;
+  labelSelector?: string;
+  /** Page size of the initial and every later list. */
+  pageSize?: number;
+  /** Server-side watch timeout is drawn from [min, 2·min) seconds, so that many watches don't end together. */
+  minWatchTimeoutSeconds?: number;
+  /** A watch that sends nothing (not even a bookmark) for this long past its timeout is considered stalled. */
+  stallGraceMs?: number;
+  onError?(err: unknown): void;
+}
+
+interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject & { code?: number; reason?: string; message?: string };
+}
+
+interface ListPage {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: KubeObject[];
+}
+
+/** The watch must start over from a fresh list: the resourceVersion it would resume from is gone. */
+class Expired extends Error {}
+
+const isExpired = (err: unknown): boolean => err instanceof Expired || (err instanceof ApiError && err.status === 410);
+
+/**
+ * Keeps a Store equal to the API server's view of one collection: list, then watch from the list's
+ * resourceVersion (with bookmarks); a dropped watch resumes from the last resourceVersion seen; 410 Gone
+ * relists and reports what changed meanwhile, deletes included. Handlers run after the store is updated.
+ */
+export class Reflector<T extends KubeObject> {
+  readonly store = new Store<T>();
+  /** How many full lists were made: 1 after the first sync, more after each 410. */
+  lists = 0;
+  private resourceVersion: string | undefined;
+  private synced = false;
+  private readonly syncWaiters: (() => void)[] = [];
+  private readonly handlers: ResourceHandler<T>[] = [];
+
+  constructor(private readonly transport: ApiTransport, private readonly options: ReflectorOptions) {}
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Registers a handler; add handlers before run(). */
+  on(handler: ResourceHandler<T>): this {
+    this.handlers.push(handler);
+    return this;
+  }
+
+  waitForSync(): Promise<void> {
+    return this.synced ? Promise.resolve() : new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /** Runs until the signal aborts. Never throws: errors go to onError and are retried with backoff. */
+  async run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) await this.relist();
+        const progressed = await this.watch(signal);
+        failures = progressed ? 0 : failures + 1;
+      } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- it changes while awaiting
+        if (signal.aborted) break;
+        if (isExpired(err)) {
+          this.resourceVersion = undefined;
+          continue;
+        }
+        this.options.onError?.(err);
+        failures++;
+      }
+      if (failures > 0) await sleep(backoffMs(failures), signal);
+    }
+  }
+
+  private query(extra: Record<string, string>): string {
+    const params = new URLSearchParams(extra);
+    if (this.options.labelSelector) params.set('labelSelector', this.options.labelSelector);
+    return `${this.options.path}?${params.toString()}`;
+  }
+
+  private async relist(): Promise<void> {
+    const items: T[] = [];
+    let next: string | undefined;
+    let resourceVersion: string | undefined;
+    do {
+      const page = (await this.transport.call('GET', this.query({
+        limit: String(this.options.pageSize ?? 500),
+        ...(next ? { continue: next } : {}),
+      }))) as ListPage;
+      items.push(...((page.items ?? []) as T[]));
+      next = page.metadata?.continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion;
+    } while (next);
+    const changes = this.store.replace(items);
+    this.resourceVersion = resourceVersion;
+    this.lists++;
+    for (const obj of changes.added) this.emit((h) => h.added?.(obj));
+    for (const { old, current } of changes.updated) this.emit((h) => h.updated?.(old, current));
+    for (const obj of changes.deleted) this.emit((h) => h.deleted?.(obj));
+    if (!this.synced) {
+      this.synced = true;
+      for (const waiter of this.syncWaiters.splice(0)) waiter();
+    }
+  }
+
+  /** One watch, until it ends; true if it delivered anything. */
+  private async watch(signal: AbortSignal): Promise<boolean> {
+    const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
+    const timeoutSeconds = minTimeout + Math.floor(Math.random() * minTimeout);
+    const abort = new AbortController();
+    const stop = (): void => {
+      abort.abort();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    const stallMs = timeoutSeconds * 1000 + (this.options.stallGraceMs ?? 30_000);
+    let watchdog = setTimeout(stop, stallMs);
+    let progressed = false;
+    try {
+      const res = await this.transport.stream(this.query({
+        watch: '1',
+        allowWatchBookmarks: 'true',
+        resourceVersion: this.resourceVersion ?? '',
+        timeoutSeconds: String(timeoutSeconds),
+      }), abort.signal);
+      for await (const line of createInterface({ input: res, crlfDelay: Infinity })) {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(stop, stallMs);
+        if (line.trim() === '') continue;
+        this.apply(JSON.parse(line) as WatchEvent);
+        progressed = true;
+      }
+    } catch (err) {
+      // An abort by the watchdog or by shutdown ends the watch like a server-side timeout would.
+      if (!abort.signal.aborted) throw err;
+    } finally {
+      clearTimeout(watchdog);
+      signal.removeEventListener('abort', stop);
+    }
+    return progressed;
+  }
+
+  private apply(event: WatchEvent): void {
+    const obj = event.object;
+    if (event.type === 'ERROR') {
+      if (obj.code === 410) throw new Expired(obj.message ?? 'resource version expired');
+      throw new ApiError(obj.code ?? 0, obj.reason ?? '', `watch ${this.options.path}: ${obj.message ?? 'error event'}`);
+    }
+    this.resourceVersion = obj.metadata?.resourceVersion ?? this.resourceVersion;
+    if (event.type === 'BOOKMARK') return;
+    const typed = obj as T;
+    if (event.type === 'DELETED') {
+      const old = this.store.remove(typed);
+      this.emit((h) => h.deleted?.(old ?? typed));
+      return;
+    }
+    const old = this.store.upsert(typed);
+    if (old) this.emit((h) => h.updated?.(old, typed));
+    else this.emit((h) => h.added?.(typed));
+  }
+
+  private emit(call: (h: ResourceHandler<T>) => void): void {
+    for (const h of this.handlers) call(h);
+  }
+}
+
+/** 200 ms doubling to 30 s, with ±50 % jitter so that many reflectors don't retry in step. */
+function backoffMs(failures: number): number {
+  const base = Math.min(200 * 2 ** Math.min(failures - 1, 10), 30_000);
+  return base * (0.5 + Math.random());
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,87 @@
+import { Agent, request } from 'node:https';
+import type { RequestOptions } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/** A non-2xx answer of the API server, with its Status body when it sent one. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly reason: string, message: string) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * HTTP to the API server with the kubeconfig's credentials over one keep-alive agent shared by every call and
+ * every watch (a new agent per call leaks sockets across watch reconnects).
+ */
+export class ApiTransport {
+  readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  private readonly server: URL;
+
+  constructor(private readonly kubeConfig: KubeConfig) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+  }
+
+  /** One request; the JSON body of a 2xx answer, else an ApiError. */
+  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<unknown> {
+    const res = await this.open(method, path, body, contentType);
+    const text = await readAll(res);
+    const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined;
+    if (res.statusCode === undefined || res.statusCode >= 300) throw apiError(res.statusCode ?? 0, parsed, `${method} ${path}`);
+    return parsed;
+  }
+
+  /** A streaming GET (a watch): the response, already checked to be 200. */
+  async stream(path: string, signal: AbortSignal): Promise<IncomingMessage> {
+    const res = await this.open('GET', path, undefined, undefined, signal);
+    if (res.statusCode !== 200) {
+      const text = await readAll(res);
+      throw apiError(res.statusCode ?? 0, text ? (JSON.parse(text) as unknown) : undefined, `GET ${path}`);
+    }
+    return res;
+  }
+
+  private async open(method: string, path: string, body: unknown, contentType: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const options: RequestOptions = {
+      protocol: this.server.protocol,
+      hostname: this.server.hostname,
+      port: this.server.port,
+      path: this.server.pathname.replace(/\/$/, '') + path,
+      method,
+      agent: this.agent,
+      headers: { accept: 'application/json', ...(payload !== undefined && contentType ? { 'content-type': contentType } : {}) },
+      signal,
+    };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    return new Promise((resolve, reject) => {
+      const req = request(options, resolve);
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+}
+
+function readAll(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    res.on('error', reject);
+  });
+}
+
+function apiError(status: number, body: unknown, what: string): ApiError {
+  const s = (body ?? {}) as { reason?: string; message?: string };
+  return new ApiError(status, s.reason ?? '', `${what}: HTTP ${status}${s.message ? `: ${s.message}` : ''}`);
+}
