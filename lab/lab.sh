@@ -4,6 +4,7 @@
 #   lab/lab.sh down    stop every lab process by its recorded PID and wipe the lab's runtime state
 #   lab/lab.sh status  one line per component, and the node's readiness
 #   lab/lab.sh build   only build the cached binaries and images
+#   lab/lab.sh restart-apiserver   stop and start kube-apiserver (tests of watch recovery use it)
 . "$(dirname "$0")/build/common.sh"
 . "$LAB_SRC_DIR/pki.sh"
 . "$LAB_SRC_DIR/network.sh"
@@ -110,5 +111,6 @@ case "${1:-}" in
   down) down ;;
   status) status ;;
   build) build ;;
-  *) echo "usage: lab/lab.sh up|down|status|build" >&2; exit 2 ;;
+  restart-apiserver) stop_daemon kube-apiserver; start_apiserver ;;
+  *) echo "usage: lab/lab.sh up|down|status|build|restart-apiserver" >&2; exit 2 ;;
 esac

@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { ApiError } from './transport.js';
 import type { ApiTransport } from './transport.js';
 import { Store } from './store.js';
@@ -123,6 +123,8 @@ export class Reflector<T extends KubeObject> {
 
   /** One watch, until it ends; true if it delivered anything. */
   private async watch(signal: AbortSignal): Promise<boolean> {
+    // An abort listener added to an already-aborted signal never fires: shutdown may come during the list.
+    if (signal.aborted) return false;
     const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
     const timeoutSeconds = minTimeout + Math.floor(Math.random() * minTimeout);
     const abort = new AbortController();
@@ -140,7 +142,7 @@ export class Reflector<T extends KubeObject> {
         resourceVersion: this.resourceVersion ?? '',
         timeoutSeconds: String(timeoutSeconds),
       }), abort.signal);
-      for await (const line of createInterface({ input: res, crlfDelay: Infinity })) {
+      for await (const line of lines(res)) {
         clearTimeout(watchdog);
         watchdog = setTimeout(stop, stallMs);
         if (line.trim() === '') continue;
@@ -179,6 +181,23 @@ export class Reflector<T extends KubeObject> {
   private emit(call: (h: ResourceHandler<T>) => void): void {
     for (const h of this.handlers) call(h);
   }
+}
+
+/**
+ * Newline-delimited records of a stream. Built on the stream's own iterator, which ends or throws when the
+ * response is aborted (node:readline's iterator can wait forever on an aborted response in Node 20).
+ */
+async function* lines(stream: Readable): AsyncGenerator<string> {
+  let pending = '';
+  for await (const chunk of stream) {
+    pending += (chunk as Buffer).toString('utf8');
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      yield pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+    }
+  }
+  if (pending.trim() !== '') yield pending;
 }
 
 /** 200 ms doubling to 30 s, with ±50 % jitter so that many reflectors don't retry in step. */

@@ -87,5 +87,7 @@ test('the API server enforces RBAC: a service account with no rights cannot list
   );
   assert.ok(refused instanceof ApiException, `expected an API refusal, got ${String(refused)}`);
   assert.equal(refused.code, 403);
-  assert.match(String(refused.body), /system:serviceaccount:.*:nobody.*cannot list resource "pods"/);
+  const status = JSON.parse(String(refused.body)) as { reason?: string; message?: string };
+  assert.equal(status.reason, 'Forbidden');
+  assert.match(status.message ?? '', new RegExp(`User "system:serviceaccount:${namespace}:nobody" cannot list resource "pods"`));
 });

@@ -1,0 +1,94 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { ApiTransport } from '../../src/runtime/transport.js';
+import { Reflector } from '../../src/runtime/reflector.js';
+import { adminKubeConfig, eventually, testNamespace } from '../support/lab.js';
+
+interface Seen { added: Set<string>; deleted: Set<string>; updates: number }
+
+function watchConfigMaps(transport: ApiTransport, namespace: string): { reflector: Reflector<V1ConfigMap>; seen: Seen } {
+  const seen: Seen = { added: new Set(), deleted: new Set(), updates: 0 };
+  const reflector = new Reflector<V1ConfigMap>(transport, { path: `/api/v1/namespaces/${namespace}/configmaps`, pageSize: 3 })
+    .on({
+      added: (o) => seen.added.add(o.metadata?.name ?? ''),
+      updated: () => seen.updates++,
+      deleted: (o) => seen.deleted.add(o.metadata?.name ?? ''),
+    });
+  return { reflector, seen };
+}
+
+/** The store holds exactly what a fresh list returns, at the same resourceVersions. */
+async function cacheEqualsFreshList(core: CoreV1Api, reflector: Reflector<V1ConfigMap>, namespace: string): Promise<true | undefined> {
+  const fresh = await core.listNamespacedConfigMap({ namespace });
+  const want = fresh.items.map((c) => `${c.metadata?.name}@${c.metadata?.resourceVersion}`).sort();
+  const have = reflector.store.list(namespace).map((c) => `${c.metadata?.name}@${c.metadata?.resourceVersion}`).sort();
+  return JSON.stringify(want) === JSON.stringify(have) ? true : undefined;
+}
+
+const cm = (name: string, value: string): V1ConfigMap => ({ metadata: { name }, data: { value } });
+
+test('a watch cut mid-stream resumes from its resourceVersion and loses no event', async (t) => {
+  const kc = adminKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const namespace = await testNamespace(t, 'watchcut');
+  for (let i = 0; i < 5; i++) await core.createNamespacedConfigMap({ namespace, body: cm(`before-${i}`, 'x') });
+
+  const transport = new ApiTransport(kc);
+  const { reflector, seen } = watchConfigMaps(transport, namespace);
+  const stop = new AbortController();
+  const running = reflector.run(stop.signal);
+  t.after(async () => {
+    stop.abort();
+    await running;
+    transport.agent.destroy();
+  });
+  await reflector.waitForSync();
+  assert.equal(reflector.store.list(namespace).length, 6, 'five config maps and kube-root-ca.crt, listed in pages of 3');
+
+  // Cut every connection the reflector holds, then change things while it reconnects.
+  for (const sockets of Object.values(transport.agent.sockets)) for (const s of sockets ?? []) s.destroy();
+  for (let i = 0; i < 10; i++) await core.createNamespacedConfigMap({ namespace, body: cm(`during-${i}`, 'x') });
+  for (let i = 0; i < 5; i++) await core.replaceNamespacedConfigMap({ name: `before-${i}`, namespace, body: cm(`before-${i}`, 'changed') });
+  for (let i = 0; i < 3; i++) await core.deleteNamespacedConfigMap({ name: `during-${i}`, namespace });
+
+  await eventually('cache equal to a fresh list', 30_000, () => cacheEqualsFreshList(core, reflector, namespace));
+  for (let i = 0; i < 10; i++) assert.ok(seen.added.has(`during-${i}`), `add of during-${i} delivered`);
+  for (let i = 0; i < 3; i++) assert.ok(seen.deleted.has(`during-${i}`), `delete of during-${i} delivered`);
+  assert.ok(seen.updates >= 5, `updates delivered (${seen.updates})`);
+  assert.equal(reflector.lists, 1, 'resumed from the last resourceVersion, no relist');
+});
+
+test('after the API server restarts, an expired resourceVersion relists and delivers deletes missed meanwhile', async (t) => {
+  const kc = adminKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const namespace = await testNamespace(t, 'relist');
+  for (let i = 0; i < 4; i++) await core.createNamespacedConfigMap({ namespace, body: cm(`old-${i}`, 'x') });
+
+  const transport = new ApiTransport(kc);
+  const { reflector, seen } = watchConfigMaps(transport, namespace);
+  let stop = new AbortController();
+  let running = reflector.run(stop.signal);
+  t.after(async () => {
+    stop.abort();
+    await running;
+    transport.agent.destroy();
+  });
+  await reflector.waitForSync();
+
+  // The reflector is away while objects vanish and appear, and the API server restarts (new watch cache).
+  stop.abort();
+  await running;
+  for (let i = 0; i < 4; i++) await core.deleteNamespacedConfigMap({ name: `old-${i}`, namespace });
+  await core.createNamespacedConfigMap({ namespace, body: cm('new-0', 'x') });
+  execFileSync('bash', ['lab/lab.sh', 'restart-apiserver'], { stdio: 'ignore', timeout: 180_000 });
+
+  stop = new AbortController();
+  running = reflector.run(stop.signal);
+  await eventually('cache equal to a fresh list', 60_000, () => cacheEqualsFreshList(core, reflector, namespace));
+  for (let i = 0; i < 4; i++) assert.ok(seen.deleted.has(`old-${i}`), `missed delete of old-${i} delivered`);
+  assert.ok(seen.added.has('new-0'));
+  assert.equal(reflector.lists, 2, 'the expired resourceVersion caused exactly one relist');
+});
