@@ -13,6 +13,12 @@
 
 COMPONENTS="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns"
 
+# One lab command at a time; bounded, so a stuck holder is reported instead of waited on forever.
+take_lock() {
+  exec 9>"$LAB_HOME/.lock"
+  flock -w 300 9 || { log "another lab command holds $LAB_HOME/.lock"; exit 1; }
+}
+
 build() {
   bash "$LAB_SRC_DIR/build/k8s.sh"
   bash "$LAB_SRC_DIR/build/etcd.sh"
@@ -24,7 +30,7 @@ up() {
   [ "$(id -u)" = 0 ] || { log "the lab needs root (network, containers, mounts)"; exit 1; }
   build
   mkdir -p "$LAB_HOME"
-  exec 9>"$LAB_HOME/.lock"; flock 9
+  take_lock
   network_up
   make_pki
   start_apiserver_etcd
@@ -73,7 +79,7 @@ unmount_below() { # every mount under a directory, deepest first
 
 down() {
   [ -d "$LAB_HOME" ] || { network_down; return 0; }
-  exec 9>"$LAB_HOME/.lock"; flock 9
+  take_lock
   drain_pods
   stop_daemon kubelet
   kill_leftover_tasks

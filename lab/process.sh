@@ -5,7 +5,8 @@ start_daemon() { # name command...
   local name=$1; shift
   pid_alive "$name" && return 0
   mkdir -p "$LAB_HOME/run" "$LAB_HOME/logs"
-  setsid "$@" >>"$LAB_HOME/logs/$name.log" 2>&1 < /dev/null &
+  # 9>&-: the daemon must not inherit the lab lock, or it would hold it for its whole life.
+  setsid "$@" >>"$LAB_HOME/logs/$name.log" 2>&1 < /dev/null 9>&- &
   echo $! > "$LAB_HOME/run/$name.pid"
   log "started $name (pid $!)"
 }
