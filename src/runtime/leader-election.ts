@@ -1,4 +1,5 @@
 import { ApiError } from './transport.js';
+import { isAborted, sleep } from './abortable.js';
 import type { ApiTransport } from './transport.js';
 
 export interface LeaderElectionOptions {
@@ -65,14 +66,14 @@ export class LeaderElector {
     signal.addEventListener('abort', stepDown, { once: true });
     lead(leading.signal);
     let lastRenew = Date.now();
-    while (!leading.signal.aborted) {
+    while (!isAborted(leading.signal)) {
       await sleep(this.retryPeriodMs, leading.signal);
-      if (leading.signal.aborted) break;
+      if (isAborted(leading.signal)) break;
       if (await this.tryAcquireOrRenew()) lastRenew = Date.now();
       else if (Date.now() - lastRenew >= this.renewDeadlineMs) leading.abort();
     }
     signal.removeEventListener('abort', stepDown);
-    if (signal.aborted) await this.release();
+    if (isAborted(signal)) await this.release();
   }
 
   /** One attempt; true when this process holds the lease afterwards. */
@@ -143,20 +144,4 @@ export class LeaderElector {
       this.options.onError?.(err);
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

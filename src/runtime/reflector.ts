@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { ApiError } from './transport.js';
+import { isAborted, sleep } from './abortable.js';
 import type { ApiTransport } from './transport.js';
 import { Store } from './store.js';
 import type { KubeObject } from './store.js';
@@ -77,8 +78,7 @@ export class Reflector<T extends KubeObject> {
         const progressed = await this.watch(signal);
         failures = progressed ? 0 : failures + 1;
       } catch (err) {
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- it changes while awaiting
-        if (signal.aborted) break;
+        if (isAborted(signal)) break;
         if (isExpired(err)) {
           this.resourceVersion = undefined;
           continue;
@@ -204,16 +204,4 @@ async function* lines(stream: Readable): AsyncGenerator<string> {
 function backoffMs(failures: number): number {
   const base = Math.min(200 * 2 ** Math.min(failures - 1, 10), 30_000);
   return base * (0.5 + Math.random());
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

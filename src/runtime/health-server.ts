@@ -1,0 +1,36 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { Registry } from 'prom-client';
+
+export interface HealthServerOptions {
+  host: string;
+  port: number;
+  registry: Registry;
+  /** Ready to serve: caches synced. Leadership is not part of it, so standbys stay Ready. */
+  ready(): boolean;
+}
+
+/** `/metrics` (Prometheus text), `/healthz` (the process is alive) and `/readyz`. */
+export async function startHealthServer(options: HealthServerOptions): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/metrics') {
+      options.registry.metrics().then(
+        (text) => { res.writeHead(200, { 'content-type': options.registry.contentType }).end(text); },
+        (err: unknown) => { res.writeHead(500).end(String(err)); },
+      );
+    } else if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    } else if (path === '/readyz') {
+      const ready = options.ready();
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok' : 'caches not synced');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  return server;
+}

@@ -1,0 +1,60 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { QueueObserver } from './workqueue.js';
+import type { ReconcileObserver } from './controller.js';
+
+/**
+ * The operator's Prometheus metrics, named as controller-runtime names them so that existing dashboards
+ * and alerts for Kubernetes controllers apply unchanged.
+ */
+export class RuntimeMetrics {
+  readonly registry = new Registry();
+  private readonly reconcileTotal = new Counter({
+    name: 'controller_runtime_reconcile_total', help: 'Reconciles per controller and result.',
+    labelNames: ['controller', 'result'], registers: [this.registry],
+  });
+  private readonly reconcileErrors = new Counter({
+    name: 'controller_runtime_reconcile_errors_total', help: 'Reconciles that failed.',
+    labelNames: ['controller'], registers: [this.registry],
+  });
+  private readonly reconcileTime = new Histogram({
+    name: 'controller_runtime_reconcile_time_seconds', help: 'Time per reconcile.',
+    labelNames: ['controller'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  private readonly depth = new Gauge({
+    name: 'workqueue_depth', help: 'Keys waiting in the queue.', labelNames: ['name'], registers: [this.registry],
+  });
+  private readonly adds = new Counter({
+    name: 'workqueue_adds_total', help: 'Keys added to the queue.', labelNames: ['name'], registers: [this.registry],
+  });
+  private readonly retries = new Counter({
+    name: 'workqueue_retries_total', help: 'Keys re-queued after a failure.', labelNames: ['name'], registers: [this.registry],
+  });
+  private readonly queueDuration = new Histogram({
+    name: 'workqueue_queue_duration_seconds', help: 'Time a key waited in the queue before a worker took it.',
+    labelNames: ['name'], buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60], registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  queueObserver(name: string): QueueObserver {
+    return {
+      added: () => { this.adds.inc({ name }); },
+      retried: () => { this.retries.inc({ name }); },
+      depth: (d) => { this.depth.set({ name }, d); },
+      waited: (s) => { this.queueDuration.observe({ name }, s); },
+    };
+  }
+
+  reconcileObserver(controller: string): ReconcileObserver {
+    return {
+      reconciled: (result, seconds) => {
+        this.reconcileTotal.inc({ controller, result });
+        if (result === 'error') this.reconcileErrors.inc({ controller });
+        this.reconcileTime.observe({ controller }, seconds);
+      },
+    };
+  }
+}
