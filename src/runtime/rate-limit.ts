@@ -44,11 +44,23 @@ export class TokenBucket implements RateLimiter {
   }
 
   when(): number {
+    this.refill();
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.ratePerSecond);
+  }
+
+  private refill(): void {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.updatedAt) * this.ratePerSecond) / 1000);
     this.updatedAt = now;
+  }
+
+  /** Takes a token if one is free now; never reserves one in advance. */
+  tryTake(): boolean {
+    this.refill();
+    if (this.tokens < 1) return false;
     this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.ratePerSecond);
+    return true;
   }
 
   forget(): void {

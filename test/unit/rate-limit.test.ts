@@ -35,3 +35,12 @@ test('max-of takes the slowest limiter and forgets in all', () => {
   now = 5000;
   assert.equal(limiter.when('k'), 1);
 });
+
+test('tryTake takes only free tokens and never goes into debt', () => {
+  let now = 0;
+  const bucket = new TokenBucket(1, 2, () => now);
+  assert.deepEqual([bucket.tryTake(), bucket.tryTake(), bucket.tryTake(), bucket.tryTake()], [true, true, false, false]);
+  now = 1000;
+  assert.equal(bucket.tryTake(), true, 'one token back after a second, not less for the refused takes');
+  assert.equal(bucket.tryTake(), false);
+});
