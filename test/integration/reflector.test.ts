@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { ApiTransport } from '../../src/runtime/transport.js';
 import { Reflector } from '../../src/runtime/reflector.js';
-import { adminKubeConfig, eventually, testNamespace } from '../support/lab.js';
+import { adminKubeConfig, eventually, restartApiServer, testNamespace } from '../support/lab.js';
 
 interface Seen { added: Set<string>; deleted: Set<string>; updates: number }
 
@@ -83,7 +82,7 @@ test('after the API server restarts, an expired resourceVersion relists and deli
   await running;
   for (let i = 0; i < 4; i++) await core.deleteNamespacedConfigMap({ name: `old-${i}`, namespace });
   await core.createNamespacedConfigMap({ namespace, body: cm('new-0', 'x') });
-  execFileSync('bash', ['lab/lab.sh', 'restart-apiserver'], { stdio: 'ignore', timeout: 180_000 });
+  restartApiServer();
 
   stop = new AbortController();
   running = reflector.run(stop.signal);

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -28,6 +30,14 @@ export function lab(): LabFacts {
     }
   }
   return facts;
+}
+
+/** The lab script, found from this file's place in dist/test/support, whatever the working directory. */
+const labScript = fileURLToPath(new URL('../../../lab/lab.sh', import.meta.url));
+
+/** Stops and starts kube-apiserver (new process, new watch cache), waiting until it is ready again. */
+export function restartApiServer(): void {
+  execFileSync('bash', [labScript, 'restart-apiserver'], { stdio: 'ignore', timeout: 180_000 });
 }
 
 export function adminKubeConfig(): KubeConfig {
