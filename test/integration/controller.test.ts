@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { destination } from 'pino';
 import { ApiTransport } from '../../src/runtime/transport.js';
 import { Reflector } from '../../src/runtime/reflector.js';
 import { Controller } from '../../src/runtime/controller.js';
@@ -20,12 +19,13 @@ test('a controller reconciles owners of changed children, retries failures with 
   const configMaps = `/api/v1/namespaces/${namespace}/configmaps`;
 
   const reconciled: string[] = [];
+  const logLines: string[] = [];
   let flakyFailuresLeft = 3;
   const metrics = new RuntimeMetrics();
   const widgetReflector = new Reflector<KubeObject>(transport, { path: widgets });
   const configMapReflector = new Reflector<KubeObject>(transport, { path: configMaps });
   const controller = new Controller({
-    name: 'widgets', workers: 2, log: createLogger('silent', destination(2)),
+    name: 'widgets', workers: 2, log: createLogger('info', { write: (line: string) => { logLines.push(line); } }),
     queueObserver: metrics.queueObserver('widgets'),
     reconcileObserver: metrics.reconcileObserver('widgets'),
     reconcile: (key) => {
@@ -70,6 +70,14 @@ test('a controller reconciles owners of changed children, retries failures with 
   await eventually('flaky to succeed after three failures', 20_000, () =>
     Promise.resolve(reconciled.filter((k) => k === `${namespace}/flaky`).length >= 4 || undefined));
   assert.equal(controller.queue.failures(`${namespace}/flaky`), 0, 'backoff cleared by the success');
+  const failures = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.key === `${namespace}/flaky`);
+  assert.equal(failures.length, 3, 'one structured log line per failed reconcile');
+  for (const line of failures) {
+    assert.equal(line.level, 'error');
+    assert.equal(line.controller, 'widgets');
+    assert.match(String(line.reconcileId), /^[0-9a-f]{12}$/);
+    assert.match(String(line.time), /^\d{4}-\d\d-\d\dT/);
+  }
 
   const text = await (await fetch(`${base}/metrics`)).text();
   assert.match(text, /^workqueue_retries_total\{name="widgets"\} 3$/m);

@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { ApiTransport } from '../../src/runtime/transport.js';
+import { LeaderElector, microTime } from '../../src/runtime/leader-election.js';
 import { adminKubeConfig, eventually, lab, testNamespace } from '../support/lab.js';
 
 interface Event { identity: string; event: 'leading' | 'stopped' | 'reconcile'; at?: number; start?: number; end?: number }
@@ -63,4 +65,34 @@ test('two operator processes: one reconciles, the other takes over after SIGKILL
   const overlaps = intervals(first.identity).filter(([s1, e1]) => intervals(standby).some(([s2, e2]) => s1 < e2 && s2 < e1));
   assert.deepEqual(overlaps, [], 'no reconcile of one process overlaps one of the other');
   assert.ok(intervals(standby).every(([s]) => s >= (second.at ?? Infinity)), 'the standby reconciled nothing before it led');
+});
+
+test('a leader that can no longer renew its lease stops leading within the renew deadline', async (t) => {
+  const transport = new ApiTransport(adminKubeConfig());
+  t.after(() => { transport.agent.destroy(); });
+  const namespace = await testNamespace(t, 'stepdown');
+  const elector = new LeaderElector(transport, {
+    namespace, leaseName: 'stepdown', identity: 'leader', leaseDurationMs: LEASE_MS, renewDeadlineMs: 2000, retryPeriodMs: RETRY_MS,
+  });
+  const shutdown = new AbortController();
+  t.after(() => { shutdown.abort(); });
+  let leading: AbortSignal | undefined;
+  const done = elector.run(shutdown.signal, (signal) => { leading = signal; });
+  const signal = await eventually('leadership', 10_000, () => Promise.resolve(leading));
+
+  // Another holder takes the lease over (as after a partition) and keeps renewing it.
+  const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/stepdown`;
+  const takenAt = Date.now();
+  const intruder = setInterval(() => {
+    void transport.call('GET', leasePath).then((lease) => transport.call('PUT', leasePath, {
+      ...(lease as object),
+      spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60, renewTime: microTime(Date.now()) },
+    })).catch(() => undefined);
+  }, 200);
+  t.after(() => { clearInterval(intruder); });
+  await eventually('step-down', 10_000, () => Promise.resolve(signal.aborted || undefined));
+  const steppedDownMs = Date.now() - takenAt;
+  t.diagnostic(`stepped down ${steppedDownMs} ms after losing the lease (renew deadline 2000 ms)`);
+  assert.ok(steppedDownMs <= 2000 + 2 * RETRY_MS + 1000, `stepped down in ${steppedDownMs} ms`);
+  await done;
 });
