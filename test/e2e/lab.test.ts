@@ -15,7 +15,7 @@ test('the lab has exactly one node, and it is Ready', async () => {
   assert.equal(nodes.items[0]?.metadata?.name, lab().nodeName);
 });
 
-test('an etcd pod from a locally built image serves reads and writes through its DNS name', async (t) => {
+test('an etcd pod from a locally built image serves reads and writes through its DNS name and a ClusterIP Service', async (t) => {
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
   const namespace = await testNamespace(t, 'lab');
   const image = lab().etcdImages[0];
@@ -60,6 +60,18 @@ test('an etcd pod from a locally built image serves reads and writes through its
   const lookup = labLookup();
   await etcdPut(endpoint, 'lab-key', 'written-from-the-test-process', lookup);
   assert.equal(await etcdGet(endpoint, 'lab-key', lookup), 'written-from-the-test-process');
+
+  // The same member through a ClusterIP Service: kube-proxy's rules carry the traffic.
+  const client = await core.createNamespacedService({
+    namespace,
+    body: { metadata: { name: 'etcd-client' }, spec: { selector: { app: 'lab-etcd' }, ports: [{ port: 2379 }] } },
+  });
+  const clusterIP = client.spec?.clusterIP;
+  assert.ok(clusterIP && clusterIP !== 'None', 'a ClusterIP was allocated');
+  const byServiceName = `http://etcd-client.${namespace}.svc.${lab().clusterDomain}:2379`;
+  assert.equal(await eventually('the key through the ClusterIP', 30_000, () => etcdGet(`http://${clusterIP}:2379`, 'lab-key')),
+    'written-from-the-test-process');
+  assert.equal(await etcdGet(byServiceName, 'lab-key', lookup), 'written-from-the-test-process');
 });
 
 test('the API server enforces RBAC: a service account with no rights cannot list pods', async (t) => {
