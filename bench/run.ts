@@ -1,0 +1,64 @@
+/**
+ * `npm run bench`: each scenario several times on the lab, in one run; writes bench/results/latest.json and
+ * latest.md with medians, min and max. Runs per scenario: BENCH_RUNS (default 5).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { adminKubeConfig, eventually, lab } from '../test/support/lab.js';
+import { staticCluster } from './static-cluster.js';
+import { summarise } from './stats.js';
+import type { Summary } from './stats.js';
+
+const runs = Number(process.env.BENCH_RUNS ?? 5);
+const core = adminKubeConfig().makeApiClient(CoreV1Api);
+
+/** Milliseconds from the first create request to every member pod Ready. */
+async function staticBringUp(members: number, image: string): Promise<number> {
+  const namespace = `bench-${randomBytes(3).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  try {
+    const { service, pods } = staticCluster(namespace, members, image, lab().clusterDomain);
+    const started = performance.now();
+    await core.createNamespacedService({ namespace, body: service });
+    await Promise.all(pods.map((body) => core.createNamespacedPod({ namespace, body })));
+    await eventually(`${members} static members Ready`, 120_000, async () => {
+      const list = await core.listNamespacedPod({ namespace });
+      const ready = list.items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      return ready.length === members ? true : undefined;
+    });
+    return performance.now() - started;
+  } finally {
+    await core.deleteNamespace({ name: namespace, body: { gracePeriodSeconds: 0 } });
+  }
+}
+
+interface Row { scenario: string; summary: Summary }
+
+async function main(): Promise<void> {
+  const image = lab().etcdImages[0];
+  if (!image) throw new Error('the lab lists no etcd image');
+  const rows: Row[] = [];
+  for (const members of [1, 3, 5, 7]) {
+    const samples: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      samples.push(await staticBringUp(members, image));
+      process.stderr.write(`${JSON.stringify({ scenario: `static-${members}`, run: i + 1, ms: Math.round(samples.at(-1) ?? 0) })}\n`);
+    }
+    rows.push({ scenario: `static baseline: ${members} member(s) created → all Ready`, summary: summarise(samples) });
+  }
+  const machine = { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+  const versions = { kubernetes: lab().kubernetesVersion, etcdImage: image };
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows }, null, 2)}\n`);
+  const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} |`);
+  writeFileSync('bench/results/latest.md', [
+    `# Benchmarks, ${new Date().toISOString()}`, '',
+    `Machine: ${machine.cpus} cores, ${machine.memoryGiB} GiB, Node ${machine.node}. Kubernetes ${versions.kubernetes}, ${versions.etcdImage}.`, '',
+    '| scenario | runs | median ms | min ms | max ms |', '|---|---|---|---|---|', ...table, '',
+  ].join('\n'));
+  process.stdout.write(`${table.join('\n')}\n`);
+}
+
+await main();
