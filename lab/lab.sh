@@ -52,7 +52,7 @@ write_lab_facts() {
   for v in $ETCD_VERSIONS; do images="$images${images:+, }\"quay.io/coreos/etcd:$v\""; done
   cat > "$LAB_HOME/lab.json" <<JSON
 {"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_NODE_IP", "clusterDomain": "cluster.local",
- "nodeName": "$LAB_NODE_NAME", "kubernetesVersion": "$K8S_VERSION", "etcdImages": [$images]}
+ "nodeName": "$LAB_NODE_NAME", "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images]}
 JSON
 }
 

@@ -9,11 +9,11 @@ import { startHealthServer } from '../../src/runtime/health-server.js';
 import { createLogger } from '../../src/runtime/log.js';
 import type { KubeObject } from '../../src/runtime/store.js';
 import { adminKubeConfig, eventually, testNamespace } from '../support/lab.js';
-import { WIDGET_GROUP, ensureWidgetCrd } from '../support/test-crd.js';
+import { WIDGET_GROUP, ensureCrd, widgetCrd } from '../support/test-crd.js';
 
 test('a controller reconciles owners of changed children, retries failures with backoff, and reports metrics', async (t) => {
   const transport = new ApiTransport(adminKubeConfig());
-  await ensureWidgetCrd(transport);
+  await ensureCrd(transport, widgetCrd);
   const namespace = await testNamespace(t, 'controller');
   const widgets = `/apis/${WIDGET_GROUP}/v1/namespaces/${namespace}/widgets`;
   const configMaps = `/api/v1/namespaces/${namespace}/configmaps`;

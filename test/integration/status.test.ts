@@ -4,7 +4,7 @@ import { ApiTransport } from '../../src/runtime/transport.js';
 import { writeStatus } from '../../src/runtime/status.js';
 import type { WithStatus } from '../../src/runtime/status.js';
 import { adminKubeConfig, testNamespace } from '../support/lab.js';
-import { WIDGET_GROUP, ensureWidgetCrd } from '../support/test-crd.js';
+import { WIDGET_GROUP, ensureCrd, widgetCrd } from '../support/test-crd.js';
 
 interface WidgetStatus { observedSize?: number; writes?: number }
 interface Widget extends WithStatus<WidgetStatus> { spec?: { size?: number } }
@@ -12,7 +12,7 @@ interface Widget extends WithStatus<WidgetStatus> { spec?: { size?: number } }
 test('a status write that conflicts is recomputed on a fresh read, losing neither writer', async (t) => {
   const transport = new ApiTransport(adminKubeConfig());
   t.after(() => { transport.agent.destroy(); });
-  await ensureWidgetCrd(transport);
+  await ensureCrd(transport, widgetCrd);
   const namespace = await testNamespace(t, 'status');
   const collection = `/apis/${WIDGET_GROUP}/v1/namespaces/${namespace}/widgets`;
   const stale = (await transport.call('POST', collection, {

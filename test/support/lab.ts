@@ -12,6 +12,8 @@ export interface LabFacts {
   clusterDomain: string;
   nodeName: string;
   kubernetesVersion: string;
+  /** kubectl of the lab's Kubernetes version. */
+  kubectl: string;
   etcdImages: string[];
 }
 

@@ -1,36 +1,42 @@
 import { ApiError } from '../../src/runtime/transport.js';
 import type { ApiTransport } from '../../src/runtime/transport.js';
+import type { CrdManifest } from '../../src/api/crds.js';
 import { eventually } from './lab.js';
 
 export const WIDGET_GROUP = 'test.etcd-operator.local';
 
+/** A small CRD with a status subresource, for runtime tests that need a custom resource of their own. */
+export const widgetCrd: CrdManifest = {
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `widgets.${WIDGET_GROUP}` },
+  spec: {
+    group: WIDGET_GROUP, scope: 'Namespaced',
+    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+    versions: [{
+      name: 'v1', served: true, storage: true, subresources: { status: {} },
+      schema: { openAPIV3Schema: { type: 'object', properties: {
+        spec: { type: 'object', properties: { size: { type: 'integer' } } },
+        status: { type: 'object', properties: { observedSize: { type: 'integer' }, writes: { type: 'integer' } } },
+      } } },
+    }],
+  },
+};
+
 /**
- * A small CRD with a status subresource, for runtime tests that need a custom resource before the
- * operator's own CRDs exist. Created once; left in place (cluster-scoped, harmless, gone with the lab).
+ * Creates the CRD, or updates it to this definition, and waits until it is established. CRDs are
+ * cluster-scoped and left in place: harmless, and gone with the lab.
  */
-export async function ensureWidgetCrd(transport: ApiTransport): Promise<void> {
-  const name = `widgets.${WIDGET_GROUP}`;
-  const body = {
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name },
-    spec: {
-      group: WIDGET_GROUP, scope: 'Namespaced',
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-      versions: [{
-        name: 'v1', served: true, storage: true, subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', properties: {
-          spec: { type: 'object', properties: { size: { type: 'integer' } } },
-          status: { type: 'object', properties: { observedSize: { type: 'integer' }, writes: { type: 'integer' } } },
-        } } },
-      }],
-    },
-  };
-  await transport.call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body).catch((err: unknown) => {
+export async function ensureCrd(transport: ApiTransport, crd: CrdManifest): Promise<void> {
+  const collection = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const path = `${collection}/${crd.metadata.name}`;
+  try {
+    await transport.call('POST', collection, crd);
+  } catch (err) {
     if (!(err instanceof ApiError && err.status === 409)) throw err;
-  });
-  await eventually('the Widget CRD to be established', 30_000, async () => {
-    const crd = (await transport.call('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)) as {
-      status?: { conditions?: { type: string; status: string }[] };
-    };
-    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+    const current = (await transport.call('GET', path)) as { metadata: { resourceVersion: string } };
+    await transport.call('PUT', path, { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } });
+  }
+  await eventually(`${crd.metadata.name} established`, 30_000, async () => {
+    const got = (await transport.call('GET', path)) as { status?: { conditions?: { type: string; status: string }[] } };
+    return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
   });
 }

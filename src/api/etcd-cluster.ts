@@ -1,0 +1,119 @@
+import type {
+  V1Affinity, V1EnvVarSource, V1PersistentVolumeClaimSpec, V1PodSecurityContext, V1ResourceRequirements, V1Toleration,
+} from '@kubernetes/client-node';
+import { array, boolean, embedded, integer, object, oneOf, string, stringMap } from './schema.js';
+import type { Infer } from './schema.js';
+
+export const GROUP = 'etcd.database.coreos.com';
+export const VERSION = 'v1beta2';
+export const DEFAULT_REPOSITORY = 'quay.io/coreos/etcd';
+export const DEFAULT_ETCD_VERSION = '3.5.17';
+/** Semantic version; a leading "v" is tolerated, as the CoreOS operator did. */
+export const SEMVER_PATTERN = '^v?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$';
+
+/** etcd settings the operator derives from the cluster's identity; an etcdEnv entry may not override them. */
+export const RESERVED_ETCD_ENV = [
+  'ETCD_NAME', 'ETCD_DATA_DIR', 'ETCD_INITIAL_CLUSTER', 'ETCD_INITIAL_CLUSTER_STATE', 'ETCD_INITIAL_CLUSTER_TOKEN',
+  'ETCD_INITIAL_ADVERTISE_PEER_URLS', 'ETCD_ADVERTISE_CLIENT_URLS', 'ETCD_LISTEN_PEER_URLS', 'ETCD_LISTEN_CLIENT_URLS',
+] as const;
+
+const secretName = (description: string) => string({ description, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' });
+
+export const tlsPolicy = object({
+  static: object({
+    member: object({
+      peerSecret: secretName('Secret with the peer certificate (peer.crt, peer.key, peer-ca.crt).'),
+      serverSecret: secretName('Secret with the client-facing server certificate (server.crt, server.key, server-ca.crt).'),
+    }, { required: ['peerSecret', 'serverSecret'] }),
+    operatorSecret: secretName('Secret with the client certificate the operator uses (etcd-client.crt, etcd-client.key, etcd-client-ca.crt).'),
+  }, { required: ['member', 'operatorSecret'], description: 'Certificates provided by the user, as in the CoreOS operator.' }),
+  auto: boolean({ description: 'The operator creates a CA and the certificates, and renews them before they expire.' }),
+}, {
+  description: 'TLS for peer and client traffic.',
+  'x-kubernetes-validations': [{ rule: '!(has(self.static) && has(self.auto) && self.auto)', message: 'choose either TLS.static or TLS.auto, not both' }],
+});
+
+export const podPolicy = object({
+  labels: stringMap({
+    description: 'Labels for the member pods. "app" and "etcd_*" are reserved for the operator.',
+    maxProperties: 64,
+    'x-kubernetes-validations': [{
+      rule: "!('app' in self) && self.all(k, !k.startsWith('etcd_'))",
+      message: 'labels "app" and "etcd_*" are reserved for the operator',
+    }],
+  }),
+  annotations: stringMap({ description: 'Annotations for the member pods.', maxProperties: 64 }),
+  nodeSelector: stringMap({ description: 'Node labels a member pod requires.', maxProperties: 64 }),
+  affinity: embedded<V1Affinity>('Scheduling constraints of the member pods (core/v1 Affinity).'),
+  antiAffinity: boolean({ description: 'Deprecated (CoreOS): keep members on different nodes; use affinity instead.' }),
+  resources: embedded<V1ResourceRequirements>('Resources of the etcd container (core/v1 ResourceRequirements).'),
+  tolerations: array(embedded<V1Toleration>('A core/v1 Toleration.'), { maxItems: 64 }),
+  etcdEnv: array(object({
+    name: string({ maxLength: 253 }),
+    value: string({ maxLength: 4096 }),
+    valueFrom: embedded<V1EnvVarSource>('A core/v1 EnvVarSource.'),
+  }, { required: ['name'] }), {
+    description: 'Environment of the etcd container, for etcd settings the spec does not name.',
+    maxItems: 64,
+    'x-kubernetes-validations': [{
+      rule: `self.all(e, !(e.name in [${RESERVED_ETCD_ENV.map((n) => `'${n}'`).join(', ')}]))`,
+      message: `etcdEnv may not set what the operator derives: ${RESERVED_ETCD_ENV.join(', ')}`,
+    }],
+  }),
+  persistentVolumeClaimSpec: embedded<V1PersistentVolumeClaimSpec>('With it, each member keeps its data on its own PVC; without, on an emptyDir.'),
+  securityContext: embedded<V1PodSecurityContext>('Security context of the member pods (core/v1 PodSecurityContext).'),
+  priorityClassName: string({ maxLength: 253 }),
+  busyboxImage: string({ description: 'Accepted for CoreOS compatibility; unused (no init container needs a shell).', maxLength: 512 }),
+  DNSTimeoutInSecond: integer({ description: 'Accepted for CoreOS compatibility; unused (no init container waits for DNS).', minimum: 0, maximum: 3600 }),
+  ClusterDomain: string({ description: 'The cluster DNS domain, when it is not cluster.local.', maxLength: 253 }),
+}, { description: 'How member pods are made. Changes apply to members created afterwards.' });
+
+export const clusterSpec = object({
+  size: integer({ description: 'Number of members, one to nine.', minimum: 1, maximum: 9 }),
+  repository: string({ description: 'Image repository with etcd release tags.', default: DEFAULT_REPOSITORY, maxLength: 512 }),
+  version: string({ description: 'etcd version (semver, a leading "v" tolerated).', default: DEFAULT_ETCD_VERSION, pattern: SEMVER_PATTERN, maxLength: 64 }),
+  paused: boolean({ description: 'Stop every action on this cluster until unset.' }),
+  pod: podPolicy,
+  TLS: tlsPolicy,
+}, { required: ['size'] });
+
+export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const;
+
+export const condition = object({
+  type: string({ maxLength: 64 }),
+  status: oneOf(['True', 'False', 'Unknown']),
+  reason: string({ maxLength: 256 }),
+  message: string({ maxLength: 32768 }),
+  lastTransitionTime: string({ format: 'date-time' }),
+  observedGeneration: integer({ format: 'int64' }),
+}, { required: ['type', 'status'] });
+
+export const clusterStatus = object({
+  phase: string({ description: 'Creating, Running, Scaling, Upgrading, Recovering, Paused or Failed.' }),
+  reason: string(),
+  controlPaused: boolean({ description: 'CoreOS field: the operator is not acting on this cluster.' }),
+  observedGeneration: integer({ format: 'int64' }),
+  size: integer({ description: 'Members in the etcd member list.' }),
+  readyMembers: integer(),
+  selector: string({ description: 'Label selector of the member pods (for the scale subresource).' }),
+  members: object({ ready: array(string()), unready: array(string()) }),
+  leader: string(),
+  currentVersion: string(),
+  targetVersion: string(),
+  serviceName: string(),
+  clientPort: integer(),
+  conditions: array(condition),
+});
+
+export type ClusterSpec = Infer<typeof clusterSpec>;
+export type ClusterStatus = Infer<typeof clusterStatus>;
+export type Condition = Infer<typeof condition>;
+export type PodPolicy = Infer<typeof podPolicy>;
+
+export interface EtcdCluster {
+  apiVersion: `${typeof GROUP}/${typeof VERSION}`;
+  kind: 'EtcdCluster';
+  metadata: { name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; labels?: Record<string, string> };
+  spec: ClusterSpec;
+  status?: ClusterStatus;
+}

@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { ApiError, ApiTransport } from '../../src/runtime/transport.js';
+import { etcdClusterCrd } from '../../src/api/crds.js';
+import { DEFAULT_ETCD_VERSION, DEFAULT_REPOSITORY, GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
+import { adminKubeConfig, lab, testNamespace } from '../support/lab.js';
+import { ensureCrd } from '../support/test-crd.js';
+
+const collection = (ns: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/etcdclusters`;
+const manifest = (name: string, spec: unknown): unknown => ({ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name }, spec });
+
+/** Manifests written for the CoreOS operator, which must apply unchanged. */
+const accepted: [string, unknown][] = [
+  ['coreos-minimal', { size: 3, version: '3.5.17' }],
+  ['leading-v', { size: 1, version: 'v3.6.5' }],
+  ['coreos-full', {
+    size: 5, repository: 'quay.io/coreos/etcd', version: '3.5.17', paused: false,
+    pod: {
+      labels: { team: 'storage' }, annotations: { 'example.com/owner': 'me' }, nodeSelector: { disk: 'ssd' },
+      antiAffinity: true, resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'etcd', effect: 'NoSchedule' }],
+      etcdEnv: [{ name: 'ETCD_AUTO_COMPACTION_RETENTION', value: '1' }],
+      persistentVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      busyboxImage: 'busybox:1.28.0-glibc', DNSTimeoutInSecond: 60, ClusterDomain: 'cluster.local',
+      securityContext: { runAsNonRoot: true, runAsUser: 9000, fsGroup: 9000 },
+    },
+    TLS: { static: { member: { peerSecret: 'etcd-peer-tls', serverSecret: 'etcd-server-tls' }, operatorSecret: 'etcd-client-tls' } },
+  }],
+];
+
+/** Each bad spec, and what the rejection must say (the field and why). */
+const rejected: [string, unknown, RegExp][] = [
+  ['size-zero', { size: 0 }, /spec\.size.*greater than or equal to 1/],
+  ['size-negative', { size: -3 }, /spec\.size.*greater than or equal to 1/],
+  ['size-huge', { size: 10 }, /spec\.size.*less than or equal to 9/],
+  ['size-string', { size: 'three' }, /spec\.size.*must be of type integer/],
+  ['size-missing', { version: '3.5.17' }, /spec\.size.*Required/],
+  ['version-latest', { size: 3, version: 'latest' }, /spec\.version.*should match/],
+  ['version-partial', { size: 3, version: '3.5' }, /spec\.version.*should match/],
+  ['label-app', { size: 3, pod: { labels: { app: 'mine' } } }, /spec\.pod\.labels.*reserved for the operator/],
+  ['label-etcd', { size: 3, pod: { labels: { etcd_cluster: 'other' } } }, /spec\.pod\.labels.*reserved for the operator/],
+  ['env-bootstrap', { size: 3, pod: { etcdEnv: [{ name: 'ETCD_INITIAL_CLUSTER', value: 'x=http://evil:2380' }] } }, /spec\.pod\.etcdEnv.*may not set/],
+  ['tls-both', { size: 3, TLS: { auto: true, static: { member: { peerSecret: 'a', serverSecret: 'b' }, operatorSecret: 'c' } } }, /spec\.TLS.*either TLS\.static or TLS\.auto/],
+  ['tls-partial', { size: 3, TLS: { static: { member: { peerSecret: 'a' }, operatorSecret: 'c' } } }, /spec\.TLS\.static\.member\.serverSecret.*Required/],
+  ['secret-path', { size: 3, TLS: { static: { member: { peerSecret: '../x', serverSecret: 'b' }, operatorSecret: 'c' } } }, /spec\.TLS\.static\.member\.peerSecret.*should match/],
+];
+
+test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad specs are refused naming the field', async (t) => {
+  const transport = new ApiTransport(adminKubeConfig());
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'api');
+
+  for (const [name, spec] of accepted) {
+    const created = (await transport.call('POST', collection(namespace), manifest(name, spec))) as EtcdCluster;
+    assert.equal(created.spec.size, (spec as { size: number }).size, name);
+  }
+  const minimal = (await transport.call('GET', `${collection(namespace)}/coreos-minimal`)) as EtcdCluster;
+  assert.equal(minimal.spec.repository, DEFAULT_REPOSITORY, 'repository defaulted');
+  const defaulted = (await transport.call('POST', collection(namespace), manifest('defaulted', { size: 1 }))) as EtcdCluster;
+  assert.equal(defaulted.spec.version, DEFAULT_ETCD_VERSION, 'version defaulted');
+
+  for (const [name, spec, why] of rejected) {
+    const refusal = await transport.call('POST', collection(namespace), manifest(name, spec)).then(() => undefined, (e: unknown) => e);
+    assert.ok(refusal instanceof ApiError, `${name} was accepted`);
+    assert.equal(refusal.status, 422, name);
+    assert.match(refusal.message, why, name);
+  }
+});
+
+test('EtcdCluster has the scale subresource and printer columns', async (t) => {
+  const transport = new ApiTransport(adminKubeConfig());
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'scale');
+  await transport.call('POST', collection(namespace), manifest('example', { size: 3 }));
+
+  const kubectl = (...args: string[]): string =>
+    execFileSync(lab().kubectl, ['--kubeconfig', lab().kubeconfig, '-n', namespace, ...args], { encoding: 'utf8', timeout: 30_000 });
+  kubectl('scale', 'etcd/example', '--replicas=5');
+  const scaled = (await transport.call('GET', `${collection(namespace)}/example`)) as EtcdCluster;
+  assert.equal(scaled.spec.size, 5);
+  const scale = (await transport.call('GET', `${collection(namespace)}/example/scale`)) as { spec?: { replicas?: number } };
+  assert.equal(scale.spec?.replicas, 5);
+  assert.match(kubectl('get', 'etcd').split('\n')[0] ?? '', /^NAME\s+SIZE\s+READY\s+VERSION\s+PHASE\s+AGE$/);
+});
