@@ -1,0 +1,169 @@
+/**
+ * The membership planner: from what is observed (pods, claims, etcd's member list and each member's status)
+ * it picks the single next safe action for one cluster. Pure and deterministic: the executor performs the
+ * action, and the next reconcile observes again, so a crash at any point resumes from what is there.
+ *
+ * Rules, in order of precedence:
+ * 1. Paused: nothing.
+ * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
+ *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
+ * 3. A change in flight is finished before anything else: a learner gets its pod, then is promoted when
+ *    caught up; a member added but never started gets its pod.
+ * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
+ *    without one, is removed (to be replaced); a member failed or unready past the threshold is replaced.
+ *    Removal needs quorum among the rest; the leader hands leadership over first.
+ * 5. Readiness gate: while any member is unready, nothing else.
+ * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader.
+ */
+
+export interface MemberView {
+  id: string;
+  /** The member's name, read from its peer URL (an added member has no name of its own until it starts). */
+  name: string;
+  isLearner: boolean;
+  /** etcd lists a member's own name once it has started; before that it is only an added peer URL. */
+  started: boolean;
+}
+
+export interface PodView {
+  name: string;
+  phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+  ready: boolean;
+  terminating: boolean;
+  /** How long the pod has been unready (since creation if it never was ready); 0 when ready. */
+  unreadyForMs: number;
+  /** The members of the initial cluster, for a pod created by a bootstrap (state "new"). */
+  bootstrapMembers?: string[];
+}
+
+export interface MemberHealth {
+  name: string;
+  raftIndex: number;
+  isLeader: boolean;
+}
+
+export interface ClusterState {
+  desiredSize: number;
+  paused: boolean;
+  /** Status records that the cluster came up once; never bootstrap such a cluster again. */
+  bootstrapped: boolean;
+  pods: PodView[];
+  /** Members that have a data volume claim. */
+  claims: string[];
+  /** The member list, or undefined when no member answered. */
+  members?: MemberView[];
+  /** Status of each member that answered. */
+  health: MemberHealth[];
+  supportsLearners: boolean;
+  /** A member failed or unready for longer than this is replaced. */
+  replaceAfterMs: number;
+  /** A learner within this many raft entries of the leader is caught up. */
+  learnerMaxLag: number;
+}
+
+export type Action =
+  | { type: 'Paused' }
+  | { type: 'Bootstrap'; size: number }
+  | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[] }
+  | { type: 'MarkBootstrapped' }
+  | { type: 'CreatePod'; member: string; reason: string }
+  | { type: 'AddMember'; learner: boolean }
+  | { type: 'PromoteLearner'; memberId: string; member: string }
+  | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
+  | { type: 'MoveLeader'; toMemberId: string; to: string; reason: string }
+  | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string }
+  | { type: 'Wait'; reason: string }
+  | { type: 'QuorumLost'; reason: string }
+  | { type: 'Steady' };
+
+export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
+
+export function plan(s: ClusterState): Action {
+  if (s.paused) return { type: 'Paused' };
+  const pods = s.pods.filter((p) => !p.terminating);
+  if (!s.bootstrapped) return planBootstrap(s, pods);
+  if (!s.members) return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
+  return planMembership(s, pods, s.members);
+}
+
+function planBootstrap(s: ClusterState, pods: PodView[]): Action {
+  const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers;
+  if (!initial) return pods.length === 0 ? { type: 'Bootstrap', size: s.desiredSize } : { type: 'Wait', reason: 'pods of an unknown bootstrap exist' };
+  const missing = initial.filter((m) => !pods.some((p) => p.name === m));
+  if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing };
+  const started = s.members?.filter((m) => m.started).length ?? 0;
+  if (started === initial.length && s.health.length === initial.length) return { type: 'MarkBootstrapped' };
+  return { type: 'Wait', reason: `bootstrapping: ${started} of ${initial.length} members started` };
+}
+
+function planMembership(s: ClusterState, pods: PodView[], members: MemberView[]): Action {
+  const podOf = (name: string): PodView | undefined => pods.find((p) => p.name === name);
+  const healthOf = (name: string): MemberHealth | undefined => s.health.find((h) => h.name === name);
+  const voters = members.filter((m) => !m.isLearner);
+  const leader = s.health.find((h) => h.isLeader);
+
+  // 3. Finish a change in flight.
+  const learner = members.find((m) => m.isLearner);
+  if (learner) {
+    if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, reason: 'learner added; starting its pod' };
+    const index = healthOf(learner.name)?.raftIndex;
+    if (leader && index !== undefined && leader.raftIndex - index <= s.learnerMaxLag) {
+      return { type: 'PromoteLearner', memberId: learner.id, member: learner.name };
+    }
+    return { type: 'Wait', reason: `learner ${learner.name} catching up` };
+  }
+  const unstarted = voters.find((m) => !m.started && !podOf(m.name));
+  if (unstarted) return { type: 'CreatePod', member: unstarted.name, reason: 'member added; starting its pod' };
+
+  // 4. Repairs.
+  const orphan = pods.find((p) => !members.some((m) => m.name === p.name));
+  if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: true, reason: 'pod is not a member of the cluster' };
+  for (const m of voters.filter((v) => !podOf(v.name))) {
+    if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, reason: 'pod gone; rejoining with its data' };
+  }
+  const healthyVoters = voters.filter((m) => healthOf(m.name)).length;
+  if (healthyVoters < quorum(voters.length)) {
+    const lostForGood = voters.filter((m) => !podOf(m.name) && !s.claims.includes(m.name)).length;
+    if (voters.length - lostForGood < quorum(voters.length)) {
+      return { type: 'QuorumLost', reason: `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost` };
+    }
+    return { type: 'Wait', reason: `quorum lost: ${healthyVoters} of ${voters.length} members answer; waiting for members to come back` };
+  }
+  const gone = voters.find((m) => !podOf(m.name));
+  if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
+  const broken = voters.find((m) => {
+    const pod = podOf(m.name);
+    return pod && (pod.phase === 'Failed' || (!pod.ready && pod.unreadyForMs > s.replaceAfterMs));
+  });
+  if (broken) {
+    if (s.claims.includes(broken.name) && podOf(broken.name)?.phase === 'Failed') {
+      return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: 'pod failed; recreating it on its data' };
+    }
+    return removal(s, broken, 'member failed or unready too long; replacing it', voters, leader);
+  }
+
+  // 5. Readiness gate.
+  const unready = pods.find((p) => !p.ready);
+  if (unready) return { type: 'Wait', reason: `member ${unready.name} is not ready` };
+
+  // 6. Scale, one member at a time.
+  if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners };
+  if (voters.length > s.desiredSize) {
+    const candidate = [...voters].sort((a, b) => a.name.localeCompare(b.name)).find((m) => m.name !== leader?.name);
+    if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
+  }
+  return { type: 'Steady' };
+}
+
+/** Removes a member, after moving leadership away from it, if removing it leaves a quorum of healthy members. */
+function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
+  const healthyAfter = voters.filter((v) => v.name !== m.name && s.health.some((h) => h.name === v.name)).length;
+  if (healthyAfter < quorum(voters.length - 1)) {
+    return { type: 'Wait', reason: `removing ${m.name} would leave ${healthyAfter} healthy of ${voters.length - 1}: no quorum` };
+  }
+  if (leader?.name === m.name) {
+    const successor = voters.find((v) => v.name !== m.name && s.health.some((h) => h.name === v.name));
+    if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before removing ${m.name}` };
+  }
+  return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };
+}

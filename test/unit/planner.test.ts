@@ -1,0 +1,162 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { plan, quorum } from '../../src/etcd/planner.js';
+import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
+
+const pod = (name: string, o: Partial<PodView> = {}): PodView =>
+  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, ...o });
+const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
+const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, ...o });
+
+/** A healthy bootstrapped cluster of the named members, `a` leading; override any part. */
+function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
+  return {
+    desiredSize: names.length, paused: false, bootstrapped: true,
+    pods: names.map((n) => pod(n)), claims: [],
+    members: names.map((n) => member(n)),
+    health: names.map((n) => health(n, { isLeader: n === 'a' })),
+    supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10,
+    ...o,
+  };
+}
+
+const type = (a: Action): string => a.type;
+
+test('quorum is a strict majority', () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map(quorum), [1, 2, 2, 3, 3, 4, 4]);
+});
+
+test('paused clusters get no action, whatever their state', () => {
+  assert.deepEqual(plan({ ...healthy(['a']), paused: true, pods: [] }), { type: 'Paused' });
+});
+
+test('a cluster that never came up is bootstrapped with all its members at once', () => {
+  assert.deepEqual(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined })), { type: 'Bootstrap', size: 3 });
+});
+
+test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
+  const initial = ['a', 'b', 'c'];
+  const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('a', { bootstrapMembers: initial, ready: false })] });
+  assert.deepEqual(plan(s), { type: 'ResumeBootstrap', initialMembers: initial, missing: ['b', 'c'] });
+});
+
+test('a bootstrap is marked done only when every initial member has started and answers', () => {
+  const initial = ['a', 'b', 'c'];
+  const pods = initial.map((n) => pod(n, { bootstrapMembers: initial }));
+  const starting = healthy(initial, { bootstrapped: false, pods, health: [health('a'), health('b')] });
+  assert.equal(type(plan(starting)), 'Wait');
+  assert.equal(type(plan({ ...starting, members: undefined })), 'Wait');
+  assert.deepEqual(plan(healthy(initial, { bootstrapped: false, pods })), { type: 'MarkBootstrapped' });
+});
+
+test('a bootstrapped cluster with no pods at all is never bootstrapped again', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [], health: [] });
+  const action = plan(s);
+  assert.equal(action.type, 'QuorumLost');
+  assert.notEqual(plan({ ...s, members: undefined }).type, 'Bootstrap');
+});
+
+test('pods of an unknown bootstrap are not touched', () => {
+  assert.equal(type(plan(healthy([], { bootstrapped: false, members: undefined, pods: [pod('x')] }))), 'Wait');
+});
+
+test('scale up adds one member, as a learner where supported', () => {
+  assert.deepEqual(plan(healthy(['a', 'b', 'c'], { desiredSize: 5 })), { type: 'AddMember', learner: true });
+  assert.deepEqual(plan(healthy(['a'], { desiredSize: 3, supportsLearners: false })), { type: 'AddMember', learner: false });
+});
+
+test('an added learner gets its pod, waits to catch up, then is promoted; never a second learner meanwhile', () => {
+  const base = healthy(['a', 'b', 'c'], { desiredSize: 5 });
+  const added = { ...base, members: [...(base.members ?? []), member('d', { isLearner: true, started: false })] };
+  assert.deepEqual(plan(added), { type: 'CreatePod', member: 'd', reason: 'learner added; starting its pod' });
+  const lagging = { ...added, pods: [...added.pods, pod('d')], health: [...added.health, health('d', { raftIndex: 50 })] };
+  assert.equal(type(plan(lagging)), 'Wait');
+  const caughtUp = { ...lagging, health: [...added.health, health('d', { raftIndex: 95 })] };
+  assert.deepEqual(plan(caughtUp), { type: 'PromoteLearner', memberId: 'id-d', member: 'd' });
+});
+
+test('a voting member added but never started gets its pod (resume after a crash between add and create)', () => {
+  const base = healthy(['a', 'b', 'c'], { desiredSize: 4, supportsLearners: false });
+  const s = { ...base, members: [...(base.members ?? []), member('d', { started: false })] };
+  assert.equal(plan(s).type, 'CreatePod');
+});
+
+test('scale down removes a non-leader, one at a time', () => {
+  const action = plan(healthy(['a', 'b', 'c', 'd', 'e'], { desiredSize: 3 }));
+  assert.deepEqual(action, { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' });
+});
+
+test('a pod that is not a member is deleted with its claim', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c'), pod('old')] });
+  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'old', deleteClaim: true, reason: 'pod is not a member of the cluster' });
+});
+
+test('a member whose pod is gone rejoins on its volume, or without one is removed for replacement', () => {
+  const withoutPod = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b')], health: [health('a', { isLeader: true }), health('b')] });
+  assert.deepEqual(plan({ ...withoutPod, claims: ['a', 'b', 'c'] }), { type: 'CreatePod', member: 'c', reason: 'pod gone; rejoining with its data' });
+  assert.deepEqual(plan(withoutPod), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'pod gone and no volume; replacing the member' });
+});
+
+test('a failed member is replaced; with a volume, its pod is recreated on the data instead', () => {
+  const failed = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { phase: 'Failed', ready: false })] });
+  assert.equal(plan(failed).type, 'RemoveMember');
+  assert.deepEqual(plan({ ...failed, claims: ['c'] }), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'pod failed; recreating it on its data' });
+});
+
+test('an unready member is replaced only after the threshold; before it, everything else waits', () => {
+  const unready = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b'), pod('c', { ready: false, unreadyForMs: 5_000 })] });
+  assert.deepEqual(plan(unready), { type: 'Wait', reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
+  const longUnready = { ...unready, pods: [pod('a'), pod('b'), pod('c', { ready: false, unreadyForMs: 120_000 })] };
+  assert.equal(plan(longUnready).type, 'RemoveMember');
+});
+
+test('the leader hands leadership to a healthy member before it is removed', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [pod('a', { phase: 'Failed', ready: false }), pod('b'), pod('c')] });
+  assert.deepEqual(plan(s), { type: 'MoveLeader', toMemberId: 'id-b', to: 'b', reason: 'before removing a' });
+});
+
+test('no removal that would leave the rest without a healthy quorum', () => {
+  // d is gone for good; a, b, c answer: removing d leaves three, all healthy.
+  const s = healthy(['a', 'b', 'c', 'd'], { pods: [pod('a'), pod('b'), pod('c')], health: [health('a', { isLeader: true }), health('b'), health('c')] });
+  assert.equal(plan(s).type, 'RemoveMember');
+  // b answers but its pod has been unready too long; c does not answer (restarting). Removing b would leave
+  // a and c with only a healthy: no quorum of two. Wait instead.
+  const risky = healthy(['a', 'b', 'c'], {
+    pods: [pod('a'), pod('b', { ready: false, unreadyForMs: 120_000 }), pod('c', { ready: false, unreadyForMs: 1_000 })],
+    health: [health('a', { isLeader: true }), health('b')],
+  });
+  assert.deepEqual(plan(risky), { type: 'Wait', reason: 'removing b would leave 1 healthy of 2: no quorum' });
+});
+
+test('quorum lost with pods or volumes still there waits; with a majority gone with their data it is reported', () => {
+  const names = ['a', 'b', 'c'];
+  const down = healthy(names, { health: [health('a')], pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })] });
+  assert.equal(plan(down).type, 'Wait');
+  const gone = healthy(names, { health: [health('a')], pods: [pod('a')] });
+  assert.deepEqual(plan(gone), { type: 'QuorumLost', reason: '2 of 3 members are gone with their data; a majority is lost' });
+  assert.equal(plan({ ...gone, claims: ['b', 'c'] }).type, 'CreatePod', 'with volumes the members are brought back instead');
+});
+
+test('no member answering means wait, never a destructive action', () => {
+  const s = healthy(['a', 'b', 'c'], { members: undefined, health: [] });
+  assert.equal(plan(s).type, 'Wait');
+});
+
+test('terminating pods do not count as members’ pods', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true })], claims: ['c'] });
+  assert.deepEqual(plan(s), { type: 'CreatePod', member: 'c', reason: 'pod gone; rejoining with its data' });
+});
+
+test('a healthy cluster at its size is steady', () => {
+  assert.deepEqual(plan(healthy(['a', 'b', 'c'])), { type: 'Steady' });
+});
+
+test('over every small state, the planner never removes or deletes while the member list is unknown', () => {
+  for (let size = 1; size <= 5; size++) {
+    for (let podsPresent = 0; podsPresent <= size; podsPresent++) {
+      const names = ['a', 'b', 'c', 'd', 'e'].slice(0, size);
+      const s = healthy(names, { members: undefined, health: [], pods: names.slice(0, podsPresent).map((n) => pod(n, { ready: false })) });
+      assert.ok(['Wait', 'Paused'].includes(plan(s).type), `size ${size}, ${podsPresent} pods`);
+    }
+  }
+});
