@@ -1,0 +1,130 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
+import { memberOfPeerUrl } from './identity.js';
+
+/** A member as etcd lists it. IDs are uint64, carried as decimal strings. */
+export interface EtcdMember {
+  id: string;
+  /** Empty until the member has started. */
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+export interface EtcdStatus {
+  memberId: string;
+  leaderId: string;
+  raftIndex: number;
+  raftTerm: number;
+  dbSize: number;
+  dbSizeInUse: number;
+  version: string;
+  isLearner: boolean;
+  errors: string[];
+}
+
+export class EtcdError extends Error {
+  constructor(readonly endpoint: string, message: string, readonly status?: number) {
+    super(`${endpoint}: ${message}`);
+    this.name = 'EtcdError';
+  }
+}
+
+export interface EtcdClientOptions {
+  /** Resolves member host names (a host-run operator resolves pod names through the cluster DNS). */
+  lookup?: LookupFunction;
+  tls?: SecureContextOptions;
+  timeoutMs?: number;
+}
+
+interface RawMember { ID?: string; name?: string; peerURLs?: string[]; clientURLs?: string[]; isLearner?: boolean }
+interface RawStatus {
+  header?: { member_id?: string };
+  leader?: string; raftIndex?: string; raftTerm?: string; dbSize?: string; dbSizeInUse?: string;
+  version?: string; isLearner?: boolean; errors?: string[];
+}
+
+const toMember = (m: RawMember): EtcdMember => ({
+  id: m.ID ?? '', name: m.name ?? '', peerURLs: m.peerURLs ?? [], clientURLs: m.clientURLs ?? [], isLearner: m.isLearner ?? false,
+});
+
+/** The member a listed entry stands for: its own name once started, else the name in its peer URL. */
+export const memberName = (m: EtcdMember): string => m.name || memberOfPeerUrl(m.peerURLs[0] ?? '') || m.id;
+
+/**
+ * etcd's cluster and maintenance API through its v3 JSON gateway, one call per request to one endpoint.
+ * No retries here: the planner decides what to try next from what it observes.
+ */
+export class EtcdClient {
+  constructor(private readonly options: EtcdClientOptions = {}) {}
+
+  async memberList(endpoint: string): Promise<EtcdMember[]> {
+    const res = (await this.call(endpoint, '/v3/cluster/member/list', {})) as { members?: RawMember[] };
+    return (res.members ?? []).map(toMember);
+  }
+
+  async memberAdd(endpoint: string, peerURL: string, isLearner: boolean): Promise<EtcdMember> {
+    const res = (await this.call(endpoint, '/v3/cluster/member/add', { peerURLs: [peerURL], isLearner })) as { member?: RawMember };
+    if (!res.member) throw new EtcdError(endpoint, 'member add answered without the member');
+    return toMember(res.member);
+  }
+
+  async memberRemove(endpoint: string, id: string): Promise<void> {
+    await this.call(endpoint, '/v3/cluster/member/remove', { ID: id });
+  }
+
+  async memberPromote(endpoint: string, id: string): Promise<void> {
+    await this.call(endpoint, '/v3/cluster/member/promote', { ID: id });
+  }
+
+  /** Must be sent to the current leader. */
+  async moveLeader(endpoint: string, targetId: string): Promise<void> {
+    await this.call(endpoint, '/v3/maintenance/transfer-leadership', { targetID: targetId });
+  }
+
+  async status(endpoint: string): Promise<EtcdStatus> {
+    const s = (await this.call(endpoint, '/v3/maintenance/status', {})) as RawStatus;
+    return {
+      memberId: s.header?.member_id ?? '', leaderId: s.leader ?? '', raftIndex: Number(s.raftIndex ?? 0), raftTerm: Number(s.raftTerm ?? 0),
+      dbSize: Number(s.dbSize ?? 0), dbSizeInUse: Number(s.dbSizeInUse ?? 0), version: s.version ?? '',
+      isLearner: s.isLearner ?? false, errors: s.errors ?? [],
+    };
+  }
+
+  private call(endpoint: string, path: string, body: unknown): Promise<unknown> {
+    const url = new URL(path, endpoint);
+    const payload = JSON.stringify(body);
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = request(url, {
+        method: 'POST',
+        lookup: this.options.lookup,
+        timeout: this.options.timeoutMs ?? 5000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        ...this.options.tls,
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode === 200) {
+            resolve(JSON.parse(text));
+            return;
+          }
+          // The gateway answers a gRPC error as {"error": "...", "message": "...", "code": N}.
+          const e = (text ? JSON.parse(text) : {}) as { message?: string; error?: string };
+          reject(new EtcdError(endpoint, e.message ?? e.error ?? `HTTP ${res.statusCode ?? 0}`, res.statusCode));
+        });
+      });
+      req.on('timeout', () => req.destroy(new EtcdError(endpoint, 'timed out')));
+      req.on('error', (err) => {
+        reject(err instanceof EtcdError ? err : new EtcdError(endpoint, err.message));
+      });
+      req.end(payload);
+    });
+  }
+}

@@ -1,0 +1,102 @@
+import type { V1Affinity, V1Pod } from '@kubernetes/client-node';
+import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
+import type { ClusterAddress } from '../etcd/identity.js';
+import type { ClusterSpec } from '../api/etcd-cluster.js';
+import { ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
+import { ownedByCluster } from './owner.js';
+
+export const METRICS_PORT = 8080;
+export const DATA_DIR = '/var/etcd/data';
+
+export interface MemberPodInput {
+  address: ClusterAddress;
+  clusterUid: string;
+  spec: ClusterSpec;
+  member: string;
+  /** "new" only for the members of a first bootstrap; "existing" for every member added later. */
+  state: 'new' | 'existing';
+  /** etcd's --initial-cluster: the bootstrap members, or the current members plus this one. */
+  initialCluster: string;
+  /** Per incarnation of the cluster (its UID): a wiped member can never found a new cluster by mistake. */
+  token: string;
+  /** Member names of the bootstrap, recorded so that an interrupted bootstrap resumes identically. */
+  bootstrapMembers?: string[];
+  withClaim: boolean;
+}
+
+export const imageOf = (spec: ClusterSpec): string =>
+  `${spec.repository ?? 'quay.io/coreos/etcd'}:v${(spec.version ?? '').replace(/^v/, '')}`;
+
+/** CoreOS's deprecated `antiAffinity: true`: members on different nodes, unless an explicit affinity is given. */
+function affinityOf(spec: ClusterSpec, cluster: string): V1Affinity | undefined {
+  if (spec.pod?.affinity) return spec.pod.affinity;
+  if (!spec.pod?.antiAffinity) return undefined;
+  return {
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: clusterLabels(cluster) }, topologyKey: 'kubernetes.io/hostname' }],
+    },
+  };
+}
+
+export function memberPod(i: MemberPodInput): V1Pod {
+  const { address, spec, member } = i;
+  const policy = spec.pod ?? {};
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: member,
+      namespace: address.namespace,
+      labels: { ...policy.labels, ...clusterLabels(address.cluster) },
+      annotations: {
+        ...policy.annotations,
+        [ANNOTATION_VERSION]: (spec.version ?? '').replace(/^v/, ''),
+        ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
+      },
+      ownerReferences: [ownedByCluster(address.cluster, i.clusterUid)],
+    },
+    spec: {
+      hostname: member,
+      subdomain: address.cluster,
+      // Service links would put ETCD_PORT and the like into the environment, which etcd reads as flags.
+      enableServiceLinks: false,
+      automountServiceAccountToken: false,
+      restartPolicy: 'Always',
+      containers: [{
+        name: 'etcd',
+        image: imageOf(spec),
+        command: [
+          '/usr/local/bin/etcd',
+          `--name=${member}`,
+          `--data-dir=${DATA_DIR}`,
+          `--listen-peer-urls=${address.tls ? 'https' : 'http'}://0.0.0.0:${PEER_PORT}`,
+          `--listen-client-urls=${address.tls ? 'https' : 'http'}://0.0.0.0:${CLIENT_PORT}`,
+          `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
+          `--advertise-client-urls=${clientUrl(address, member)}`,
+          `--initial-advertise-peer-urls=${peerUrl(address, member)}`,
+          `--initial-cluster=${i.initialCluster}`,
+          `--initial-cluster-state=${i.state}`,
+          `--initial-cluster-token=${i.token}`,
+        ],
+        env: policy.etcdEnv,
+        ports: [
+          { name: 'client', containerPort: CLIENT_PORT },
+          { name: 'peer', containerPort: PEER_PORT },
+          { name: 'metrics', containerPort: METRICS_PORT },
+        ],
+        // Ready: etcd's own health (it has a leader and no alarm), on the plain metrics listener even under TLS.
+        readinessProbe: { httpGet: { path: '/health', port: METRICS_PORT }, periodSeconds: 2, failureThreshold: 3 },
+        // Alive: the peer port accepts connections. Not /health, or losing quorum would restart every member.
+        livenessProbe: { tcpSocket: { port: PEER_PORT }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+        resources: policy.resources,
+        volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
+      }],
+      volumes: [i.withClaim ? { name: 'data', persistentVolumeClaim: { claimName: member } } : { name: 'data', emptyDir: {} }],
+      affinity: affinityOf(spec, address.cluster),
+      nodeSelector: policy.nodeSelector,
+      tolerations: policy.tolerations,
+      securityContext: policy.securityContext,
+      priorityClassName: policy.priorityClassName,
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import type { V1Service } from '@kubernetes/client-node';
+import { CLIENT_PORT, PEER_PORT } from '../etcd/identity.js';
+import type { ClusterAddress } from '../etcd/identity.js';
+import { clusterLabels } from './labels.js';
+import { ownedByCluster } from './owner.js';
+
+/**
+ * The headless Service that gives each member its DNS name `<member>.<cluster>.<ns>.svc`. Not-ready
+ * addresses are published: a member must resolve its peers before any of them is ready.
+ */
+export function peerService(a: ClusterAddress, clusterUid: string): V1Service {
+  return {
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name: a.cluster, namespace: a.namespace, labels: clusterLabels(a.cluster), ownerReferences: [ownedByCluster(a.cluster, clusterUid)] },
+    spec: {
+      clusterIP: 'None', publishNotReadyAddresses: true, selector: clusterLabels(a.cluster),
+      ports: [{ name: 'client', port: CLIENT_PORT }, { name: 'peer', port: PEER_PORT }],
+    },
+  };
+}
+
+/** `<cluster>-client`: what applications connect to; only ready members receive traffic. */
+export function clientService(a: ClusterAddress, clusterUid: string): V1Service {
+  return {
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name: `${a.cluster}-client`, namespace: a.namespace, labels: clusterLabels(a.cluster), ownerReferences: [ownedByCluster(a.cluster, clusterUid)] },
+    spec: { selector: clusterLabels(a.cluster), ports: [{ name: 'client', port: CLIENT_PORT }] },
+  };
+}

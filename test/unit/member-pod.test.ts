@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { imageOf, memberPod } from '../../src/k8s/member-pod.js';
+import type { MemberPodInput } from '../../src/k8s/member-pod.js';
+import { initialCluster, memberOfPeerUrl, newMemberName, peerUrl } from '../../src/etcd/identity.js';
+import type { ClusterAddress } from '../../src/etcd/identity.js';
+
+const address: ClusterAddress = { cluster: 'example', namespace: 'prod', domain: 'cluster.local', tls: false };
+const input = (o: Partial<MemberPodInput> = {}): MemberPodInput => ({
+  address, clusterUid: 'uid-1', spec: { size: 3, version: '3.5.17', repository: 'quay.io/coreos/etcd' },
+  member: 'example-0a1b2c3d', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, ...o,
+});
+
+test('member identity: fresh names, peer URLs on the headless Service, and back', () => {
+  const name = newMemberName('example');
+  assert.match(name, /^example-[0-9a-f]{8}$/);
+  assert.notEqual(newMemberName('example'), name);
+  assert.equal(peerUrl(address, name), `http://${name}.example.prod.svc.cluster.local:2380`);
+  assert.equal(memberOfPeerUrl(peerUrl(address, name)), name);
+  assert.equal(memberOfPeerUrl('http://10.0.0.1:2380'), '10');
+  assert.equal(memberOfPeerUrl('not a url'), undefined);
+  assert.equal(initialCluster(address, ['a', 'b']), 'a=http://a.example.prod.svc.cluster.local:2380,b=http://b.example.prod.svc.cluster.local:2380');
+});
+
+test('the member pod runs etcd with its identity and the cluster token, owned by the cluster', () => {
+  const { metadata, spec } = memberPod(input({ state: 'new', initialCluster: 'a=u', bootstrapMembers: ['a', 'b'] }));
+  assert.ok(metadata && spec);
+  const command = spec.containers[0]?.command ?? [];
+  for (const flag of ['--name=example-0a1b2c3d', '--initial-cluster=a=u', '--initial-cluster-state=new', '--initial-cluster-token=uid-1',
+    '--initial-advertise-peer-urls=http://example-0a1b2c3d.example.prod.svc.cluster.local:2380']) {
+    assert.ok(command.includes(flag), flag);
+  }
+  assert.equal(spec.hostname, 'example-0a1b2c3d');
+  assert.equal(spec.subdomain, 'example');
+  assert.equal(spec.enableServiceLinks, false, 'no ETCD_* service-link variables for etcd to misread');
+  const [owner] = metadata.ownerReferences ?? [];
+  assert.ok(owner);
+  assert.equal(owner.uid, 'uid-1');
+  assert.equal(owner.controller, true);
+  assert.equal(metadata.annotations?.['etcd.database.coreos.com/initial-cluster'], 'a,b');
+  assert.deepEqual(spec.containers[0]?.livenessProbe?.tcpSocket?.port, 2380, 'liveness does not depend on quorum');
+  assert.equal(spec.volumes?.[0]?.emptyDir !== undefined, true);
+  assert.equal(memberPod(input({ withClaim: true })).spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, 'example-0a1b2c3d');
+});
+
+test('the image tag is v-prefixed whether or not the spec version is', () => {
+  assert.equal(imageOf({ size: 1, version: '3.5.17', repository: 'quay.io/coreos/etcd' }), 'quay.io/coreos/etcd:v3.5.17');
+  assert.equal(imageOf({ size: 1, version: 'v3.6.5', repository: 'r.example/etcd' }), 'r.example/etcd:v3.6.5');
+});
+
+test('user labels and annotations are kept, the operator’s own win; CoreOS antiAffinity becomes an affinity', () => {
+  const { metadata, spec } = memberPod(input({ spec: { size: 3, version: '3.5.17', pod: { labels: { team: 'db' }, annotations: { a: 'b' }, antiAffinity: true } } }));
+  assert.ok(metadata && spec);
+  assert.deepEqual(metadata.labels, { team: 'db', app: 'etcd', etcd_cluster: 'example' });
+  assert.equal(metadata.annotations?.a, 'b');
+  const term = spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.[0];
+  assert.deepEqual(term?.labelSelector?.matchLabels, { app: 'etcd', etcd_cluster: 'example' });
+  const explicit = { nodeAffinity: {} };
+  assert.equal(memberPod(input({ spec: { size: 3, pod: { antiAffinity: true, affinity: explicit } } })).spec?.affinity, explicit);
+});
