@@ -93,6 +93,7 @@ export const clusterStatus = object({
   reason: string(),
   controlPaused: boolean({ description: 'CoreOS field: the operator is not acting on this cluster.' }),
   observedGeneration: integer({ format: 'int64' }),
+  bootstrapped: boolean({ description: 'Every initial member has started once; members are only ever added from now on.' }),
   size: integer({ description: 'Members in the etcd member list.' }),
   readyMembers: integer(),
   selector: string({ description: 'Label selector of the member pods (for the scale subresource).' }),

@@ -89,11 +89,13 @@ export function plan(s: ClusterState): Action {
 function planBootstrap(s: ClusterState, pods: PodView[]): Action {
   const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers;
   if (!initial) return pods.length === 0 ? { type: 'Bootstrap', size: s.desiredSize } : { type: 'Wait', reason: 'pods of an unknown bootstrap exist' };
-  const missing = initial.filter((m) => !pods.some((p) => p.name === m));
+  // Once every initial member has started, the cluster exists: from then on no member is ever created with
+  // state "new" again, so a member that lost its data cannot found a second, empty cluster.
+  const started = initial.filter((m) => s.members?.some((v) => v.name === m && v.started));
+  if (started.length === initial.length) return { type: 'MarkBootstrapped' };
+  const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing };
-  const started = s.members?.filter((m) => m.started).length ?? 0;
-  if (started === initial.length && s.health.length === initial.length) return { type: 'MarkBootstrapped' };
-  return { type: 'Wait', reason: `bootstrapping: ${started} of ${initial.length} members started` };
+  return { type: 'Wait', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
 }
 
 function planMembership(s: ClusterState, pods: PodView[], members: MemberView[]): Action {

@@ -40,13 +40,20 @@ test('a bootstrap interrupted after some pods were created resumes with the same
   assert.deepEqual(plan(s), { type: 'ResumeBootstrap', initialMembers: initial, missing: ['b', 'c'] });
 });
 
-test('a bootstrap is marked done only when every initial member has started and answers', () => {
+test('a bootstrap is marked done once every initial member has started, answering or not', () => {
   const initial = ['a', 'b', 'c'];
   const pods = initial.map((n) => pod(n, { bootstrapMembers: initial }));
-  const starting = healthy(initial, { bootstrapped: false, pods, health: [health('a'), health('b')] });
-  assert.equal(type(plan(starting)), 'Wait');
+  const starting = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
+  assert.deepEqual(plan(starting), { type: 'Wait', reason: 'bootstrapping: 2 of 3 members started' });
   assert.equal(type(plan({ ...starting, members: undefined })), 'Wait');
-  assert.deepEqual(plan(healthy(initial, { bootstrapped: false, pods })), { type: 'MarkBootstrapped' });
+  assert.deepEqual(plan(healthy(initial, { bootstrapped: false, pods, health: [] })), { type: 'MarkBootstrapped' });
+});
+
+test('a bootstrap member that started is never recreated with state "new", even if its pod is gone', () => {
+  const initial = ['a', 'b', 'c'];
+  const pods = ['a', 'c'].map((n) => pod(n, { bootstrapMembers: initial }));
+  const s = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
+  assert.deepEqual(plan(s), { type: 'Wait', reason: 'bootstrapping: 2 of 3 members started' });
 });
 
 test('a bootstrapped cluster with no pods at all is never bootstrapped again', () => {
