@@ -114,7 +114,7 @@ export type PodPolicy = Infer<typeof podPolicy>;
 export interface EtcdCluster {
   apiVersion: `${typeof GROUP}/${typeof VERSION}`;
   kind: 'EtcdCluster';
-  metadata: { name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; deletionTimestamp?: string; labels?: Record<string, string> };
   spec: ClusterSpec;
   status?: ClusterStatus;
 }

@@ -1,5 +1,8 @@
-/** Labels the operator puts on everything it makes for a cluster (CoreOS's names, kept for compatibility). */
-export const clusterLabels = (cluster: string): Record<string, string> => ({ app: 'etcd', etcd_cluster: cluster });
+/** The `app` label of everything the operator makes (CoreOS's names, kept for compatibility). */
+export const APP = 'etcd';
+
+/** Labels the operator puts on everything it makes for a cluster. */
+export const clusterLabels = (cluster: string): Record<string, string> => ({ app: APP, etcd_cluster: cluster });
 
 export const labelSelector = (labels: Record<string, string>): string =>
   Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');

@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import { ApiError } from '../../runtime/transport.js';
+import type { ApiTransport } from '../../runtime/transport.js';
+import type { Action } from '../../etcd/planner.js';
+import { EtcdError, memberName } from '../../etcd/client.js';
+import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
+import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/identity.js';
+import type { ClusterAddress } from '../../etcd/identity.js';
+import { memberPod } from '../../k8s/member-pod.js';
+import { memberClaim } from '../../k8s/member-claim.js';
+import type { EtcdCluster } from '../../api/etcd-cluster.js';
+
+export interface ExecutionContext {
+  transport: ApiTransport;
+  etcd: EtcdClient;
+  cluster: EtcdCluster;
+  address: ClusterAddress;
+  members?: EtcdMember[];
+  statuses: Map<string, EtcdStatus>;
+  log: Logger;
+}
+
+/** etcd refusals that mean "not now" (strict reconfiguration check, learner not caught up): retry soon. */
+const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync/;
+
+const ignoring = (status: number) => (err: unknown): void => {
+  if (!(err instanceof ApiError && err.status === status)) throw err;
+};
+
+/** Performs one planned action; answers when to look again (ms), or undefined to wait for a change. */
+export async function execute(action: Action, x: ExecutionContext): Promise<number | undefined> {
+  try {
+    return await perform(action, x);
+  } catch (err) {
+    if (err instanceof EtcdError && TRANSIENT.test(err.message)) {
+      x.log.info({ action: action.type, refusal: err.message }, 'etcd refused for now; retrying shortly');
+      return 1000;
+    }
+    throw err;
+  }
+}
+
+async function perform(action: Action, x: ExecutionContext): Promise<number | undefined> {
+  const names = (x.members ?? []).map(memberName);
+  switch (action.type) {
+    case 'Bootstrap': {
+      const initial = Array.from({ length: action.size }, () => newMemberName(x.address.cluster));
+      for (const m of initial) await createMember(x, m, 'new', initial, initial);
+      return 1000;
+    }
+    case 'ResumeBootstrap':
+      for (const m of action.missing) await createMember(x, m, 'new', action.initialMembers, action.initialMembers);
+      return 1000;
+    case 'MarkBootstrapped':
+      return 500;
+    case 'CreatePod':
+      await createMember(x, action.member, 'existing', names.includes(action.member) ? names : [...names, action.member]);
+      return 1000;
+    case 'AddMember': {
+      const member = newMemberName(x.address.cluster);
+      await x.etcd.memberAdd(leaderEndpoint(x), peerUrl(x.address, member), action.learner);
+      await createMember(x, member, 'existing', [...names, member]);
+      return 1000;
+    }
+    case 'PromoteLearner':
+      await x.etcd.memberPromote(leaderEndpoint(x), action.memberId);
+      return 500;
+    case 'MoveLeader':
+      await x.etcd.moveLeader(leaderEndpoint(x), action.toMemberId);
+      return 500;
+    case 'RemoveMember':
+      await x.etcd.memberRemove(leaderEndpoint(x, action.member), action.memberId);
+      await deleteMember(x, action.member, true);
+      return 1000;
+    case 'DeletePod':
+      await deleteMember(x, action.member, action.deleteClaim);
+      return 1000;
+    case 'Wait':
+      return 2000;
+    case 'QuorumLost':
+      return 30_000;
+    case 'Steady':
+      return 10_000;
+    case 'Paused':
+      return undefined;
+  }
+}
+
+/** The leader's client URL if known, else any answering member's other than `avoid`. */
+function leaderEndpoint(x: ExecutionContext, avoid?: string): string {
+  const answering = [...x.statuses].filter(([name]) => name !== avoid);
+  const leader = answering.find(([, s]) => s.leaderId === s.memberId) ?? answering[0];
+  if (!leader) throw new EtcdError('cluster', 'no member answers');
+  return clientUrl(x.address, leader[0]);
+}
+
+async function createMember(x: ExecutionContext, member: string, state: 'new' | 'existing', members: string[], bootstrapMembers?: string[]): Promise<void> {
+  const ns = `/api/v1/namespaces/${x.address.namespace}`;
+  const uid = x.cluster.metadata.uid ?? '';
+  const claimSpec = x.cluster.spec.pod?.persistentVolumeClaimSpec;
+  if (claimSpec) {
+    await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec)).catch(ignoring(409));
+  }
+  const pod = memberPod({
+    address: x.address, clusterUid: uid, spec: x.cluster.spec, member, state,
+    initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined,
+    ...(bootstrapMembers ? { bootstrapMembers } : {}),
+  });
+  await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoring(409));
+  x.log.info({ member, state }, 'member pod created');
+}
+
+async function deleteMember(x: ExecutionContext, member: string, withClaim: boolean): Promise<void> {
+  const ns = `/api/v1/namespaces/${x.address.namespace}`;
+  await x.transport.call('DELETE', `${ns}/pods/${member}`).catch(ignoring(404));
+  if (withClaim) await x.transport.call('DELETE', `${ns}/persistentvolumeclaims/${member}`).catch(ignoring(404));
+}

@@ -1,0 +1,53 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
+import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
+import { memberName } from '../../etcd/client.js';
+import { ANNOTATION_INITIAL_CLUSTER } from '../../k8s/labels.js';
+import type { EtcdCluster } from '../../api/etcd-cluster.js';
+
+/** What the planner needs to know of a pod. */
+export function podView(pod: V1Pod, nowMs: number): PodView {
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  const isReady = ready?.status === 'True';
+  const since = ready?.lastTransitionTime ?? pod.metadata?.creationTimestamp;
+  const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
+  return {
+    name: pod.metadata?.name ?? '',
+    phase: (pod.status?.phase ?? 'Pending') as PodView['phase'],
+    ready: isReady,
+    terminating: pod.metadata?.deletionTimestamp !== undefined,
+    unreadyForMs: isReady || !since ? 0 : Math.max(0, nowMs - new Date(since).getTime()),
+    ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
+  };
+}
+
+export const memberView = (m: EtcdMember): MemberView => ({ id: m.id, name: memberName(m), isLearner: m.isLearner, started: m.name !== '' });
+
+export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({ name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId });
+
+export interface Observed {
+  pods: V1Pod[];
+  claims: string[];
+  members?: EtcdMember[];
+  statuses: Map<string, EtcdStatus>;
+}
+
+export interface PlannerSettings {
+  replaceAfterMs: number;
+  learnerMaxLag: number;
+}
+
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, nowMs: number): ClusterState {
+  return {
+    desiredSize: cluster.spec.size,
+    paused: cluster.spec.paused ?? false,
+    bootstrapped: cluster.status?.bootstrapped ?? false,
+    pods: o.pods.map((p) => podView(p, nowMs)),
+    claims: o.claims,
+    members: o.members?.map(memberView),
+    health: [...o.statuses].map(([name, s]) => memberHealth(name, s)),
+    // Learners exist from etcd 3.4; the operator supports nothing older.
+    supportsLearners: true,
+    ...settings,
+  };
+}

@@ -1,0 +1,98 @@
+import { hostname } from 'node:os';
+import type { Server } from 'node:http';
+import type { KubeConfig, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { ApiTransport } from './runtime/transport.js';
+import { Reflector } from './runtime/reflector.js';
+import { Controller } from './runtime/controller.js';
+import { LeaderElector } from './runtime/leader-election.js';
+import { EventRecorder } from './runtime/events.js';
+import { RuntimeMetrics } from './runtime/metrics.js';
+import { startHealthServer } from './runtime/health-server.js';
+import { GROUP, VERSION } from './api/etcd-cluster.js';
+import type { EtcdCluster } from './api/etcd-cluster.js';
+import { EtcdClient } from './etcd/client.js';
+import { resolverLookup } from './etcd/dns-lookup.js';
+import { APP, labelSelector } from './k8s/labels.js';
+import { clusterReconciler } from './controllers/cluster/reconciler.js';
+
+export interface OperatorOptions {
+  kubeConfig: KubeConfig;
+  /** Watch one namespace, or every namespace when undefined. */
+  namespace?: string;
+  metricsHost: string;
+  metricsPort: number;
+  /** Lease namespace for leader election; no election when undefined. */
+  leaseNamespace?: string;
+  identity?: string;
+  /** A DNS server for member names, when the operator runs outside the cluster. */
+  dnsServer?: string;
+  clusterDomain: string;
+  workers: number;
+  log: Logger;
+}
+
+/** Runs the operator until the signal aborts. */
+export async function runOperator(o: OperatorOptions, signal: AbortSignal): Promise<void> {
+  const transport = new ApiTransport(o.kubeConfig);
+  const metrics = new RuntimeMetrics();
+  const scope = (group: string): string => (o.namespace ? `${group}/namespaces/${o.namespace}` : group);
+  const members = labelSelector({ app: APP });
+  const onError = (what: string) => (err: unknown): void => { o.log.warn({ err, watch: what }, 'watch failed; retrying'); };
+  const clusters = new Reflector<EtcdCluster>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdclusters`, onError: onError('etcdclusters') });
+  const pods = new Reflector<V1Pod>(transport, { path: `${scope('/api/v1')}/pods`, labelSelector: members, onError: onError('pods') });
+  const claims = new Reflector<V1PersistentVolumeClaim>(transport, { path: `${scope('/api/v1')}/persistentvolumeclaims`, labelSelector: members, onError: onError('pvcs') });
+  const services = new Reflector<V1Service>(transport, { path: `${scope('/api/v1')}/services`, labelSelector: members, onError: onError('services') });
+  const budgets = new Reflector<V1PodDisruptionBudget>(transport, { path: `${scope('/apis/policy/v1')}/poddisruptionbudgets`, labelSelector: members, onError: onError('pdbs') });
+  const reflectors = [clusters, pods, claims, services, budgets];
+  const identity = o.identity ?? `${hostname()}-${process.pid}`;
+
+  const controller = new Controller({
+    name: 'etcdcluster',
+    workers: o.workers,
+    log: o.log,
+    queueObserver: metrics.queueObserver('etcdcluster'),
+    reconcileObserver: metrics.reconcileObserver('etcdcluster'),
+    reconcile: clusterReconciler({
+      transport,
+      etcd: new EtcdClient({ timeoutMs: 2000, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) }),
+      events: new EventRecorder(transport, { component: 'etcd-operator', instance: identity, onError: (err) => { o.log.warn({ err }, 'event not recorded'); } }),
+      clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store,
+      clusterDomain: o.clusterDomain,
+      settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
+    }),
+  }).watches(clusters).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster');
+
+  const health: Server = await startHealthServer({
+    host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => reflectors.every((r) => r.hasSynced),
+  });
+  o.log.info({ address: health.address(), namespace: o.namespace ?? '(all)', identity }, 'etcd-operator started');
+
+  const work = async (active: AbortSignal): Promise<void> => {
+    const watching = reflectors.map((r) => r.run(active));
+    await Promise.all(reflectors.map((r) => r.waitForSync()));
+    o.log.info('caches synced; reconciling');
+    await controller.run(active);
+    await Promise.all(watching);
+  };
+  try {
+    if (!o.leaseNamespace) {
+      await work(signal);
+      return;
+    }
+    const elector = new LeaderElector(transport, {
+      namespace: o.leaseNamespace, leaseName: 'etcd-operator', identity,
+      onError: (err) => { o.log.warn({ err }, 'leader election'); },
+    });
+    let working: Promise<void> | undefined;
+    await elector.run(signal, (leading) => {
+      o.log.info('leading');
+      working = work(leading);
+    });
+    await working;
+  } finally {
+    health.close();
+    transport.agent.destroy();
+    o.log.info('etcd-operator stopped');
+  }
+}

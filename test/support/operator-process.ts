@@ -1,0 +1,26 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+import { lab } from './lab.js';
+
+const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+/** The operator as a real process on the host, watching one namespace; stopped (by its PID) when the test ends. */
+export function startOperator(t: TestContext, namespace: string): { logs: string[] } {
+  const logs: string[] = [];
+  const port = 20000 + Math.floor(Math.random() * 10000);
+  const child = spawn(process.execPath, [cli, 'run', '--kubeconfig', lab().kubeconfig, '--namespace', namespace,
+    '--dns-server', lab().dnsServer, '--metrics-address', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const collect = (chunk: Buffer): void => { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '')); };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  t.after(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  });
+  return { logs };
+}

@@ -1,0 +1,67 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { clusterStatus } from '../../src/controllers/cluster/status.js';
+import { podView } from '../../src/controllers/cluster/views.js';
+import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
+import type { ClusterState } from '../../src/etcd/planner.js';
+
+const cluster = (o: Partial<EtcdCluster> = {}): EtcdCluster => ({
+  apiVersion: 'etcd.database.coreos.com/v1beta2', kind: 'EtcdCluster',
+  metadata: { name: 'ex', namespace: 'ns', uid: 'u', generation: 4 }, spec: { size: 3, version: 'v3.5.17' }, ...o,
+});
+const state = (o: Partial<ClusterState> = {}): ClusterState => ({
+  desiredSize: 3, paused: false, bootstrapped: true,
+  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0 })),
+  claims: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })),
+  health: [{ name: 'a', raftIndex: 9, isLeader: true }, { name: 'b', raftIndex: 9, isLeader: false }, { name: 'c', raftIndex: 9, isLeader: false }],
+  supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, ...o,
+});
+const NOW = '2026-11-22T00:00:00Z';
+const cond = (s: ReturnType<typeof clusterStatus>, type: string): string | undefined => s.conditions?.find((c) => c.type === type)?.status;
+
+test('a healthy cluster is Running, Available, not Progressing, not Degraded', () => {
+  const s = clusterStatus(cluster(), state(), { type: 'Steady' }, ['3.5.17', '3.5.17'], NOW);
+  assert.equal(s.phase, 'Running');
+  assert.deepEqual([cond(s, 'Available'), cond(s, 'Progressing'), cond(s, 'Degraded')], ['True', 'False', 'False']);
+  assert.deepEqual(s.members, { ready: ['a', 'b', 'c'], unready: [] });
+  assert.equal(s.leader, 'a');
+  assert.equal(s.currentVersion, '3.5.17');
+  assert.equal(s.targetVersion, '3.5.17', 'the leading v is dropped');
+  assert.equal(s.observedGeneration, 4);
+  assert.equal(s.selector, 'app=etcd,etcd_cluster=ex');
+  assert.equal(s.serviceName, 'ex-client');
+});
+
+test('phases follow what the cluster is doing', () => {
+  assert.equal(clusterStatus(cluster(), state({ bootstrapped: false }), { type: 'Wait', reason: 'x' }, [], NOW).phase, 'Creating');
+  assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true }, [], NOW).phase, 'Scaling');
+  assert.equal(clusterStatus(cluster(), state(), { type: 'Paused' }, [], NOW).phase, 'Paused');
+  const lost = clusterStatus(cluster(), state(), { type: 'QuorumLost', reason: '2 of 3 members are gone' }, [], NOW);
+  assert.equal(lost.phase, 'Failed');
+  assert.equal(lost.reason, '2 of 3 members are gone');
+  assert.equal(cond(lost, 'Degraded'), 'True');
+});
+
+test('without a healthy quorum the cluster is not Available; unready members make it Degraded', () => {
+  const s = clusterStatus(cluster(), state({ health: [{ name: 'a', raftIndex: 1, isLeader: false }] }), { type: 'Wait', reason: 'quorum lost' }, [], NOW);
+  assert.equal(cond(s, 'Available'), 'False');
+  const pods = state().pods.map((p) => (p.name === 'c' ? { ...p, ready: false } : p));
+  const degraded = clusterStatus(cluster(), state({ pods }), { type: 'Wait', reason: 'member c is not ready' }, [], NOW);
+  assert.equal(cond(degraded, 'Degraded'), 'True');
+  assert.deepEqual(degraded.members?.unready, ['c']);
+  assert.equal(degraded.phase, 'Recovering');
+});
+
+test('a condition keeps its transition time while its status holds', () => {
+  const first = clusterStatus(cluster(), state(), { type: 'Steady' }, [], NOW);
+  const later = clusterStatus(cluster({ status: first }), state(), { type: 'Steady' }, [], '2026-11-22T01:00:00Z');
+  assert.equal(later.conditions?.find((c) => c.type === 'Available')?.lastTransitionTime, NOW);
+});
+
+test('pod views: readiness, how long unready, terminating, and the bootstrap a pod came from', () => {
+  const view = podView({
+    metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q' }, deletionTimestamp: new Date(5) },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(1000) }] },
+  }, 61_000);
+  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, unreadyForMs: 60_000, bootstrapMembers: ['p', 'q'] });
+});
