@@ -11,7 +11,7 @@
 . "$LAB_SRC_DIR/process.sh"
 . "$LAB_SRC_DIR/components.sh"
 
-COMPONENTS="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns"
+COMPONENTS="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns etcd-operator"
 
 # One lab command at a time; bounded, so a stuck holder is reported instead of waited on forever.
 take_lock() {
@@ -20,6 +20,7 @@ take_lock() {
 }
 
 build() {
+  bash "$LAB_SRC_DIR/build/packages.sh"
   bash "$LAB_SRC_DIR/build/k8s.sh"
   bash "$LAB_SRC_DIR/build/etcd.sh"
   bash "$LAB_SRC_DIR/build/coredns.sh"
@@ -80,6 +81,7 @@ unmount_below() { # every mount under a directory, deepest first
 down() {
   [ -d "$LAB_HOME" ] || { network_down; return 0; }
   take_lock
+  stop_daemon etcd-operator
   drain_pods
   stop_daemon kubelet
   kill_leftover_tasks
