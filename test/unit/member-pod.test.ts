@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { imageOf, memberPod } from '../../src/k8s/member-pod.js';
+import { minAvailable } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
 import { initialCluster, memberOfPeerUrl, newMemberName, peerUrl } from '../../src/etcd/identity.js';
 import type { ClusterAddress } from '../../src/etcd/identity.js';
@@ -57,4 +58,8 @@ test('user labels and annotations are kept, the operator’s own win; CoreOS ant
   assert.deepEqual(term?.labelSelector?.matchLabels, { app: 'etcd', etcd_cluster: 'example' });
   const explicit = { nodeAffinity: {} };
   assert.equal(memberPod(input({ spec: { size: 3, pod: { antiAffinity: true, affinity: explicit } } })).spec?.affinity, explicit);
+});
+
+test('the disruption budget allows one voluntary disruption, never below quorum, none for one or two members', () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 7].map(minAvailable), [1, 2, 2, 3, 4, 6], 'a 2-member cluster has a quorum of 2: no disruption');
 });

@@ -9,10 +9,10 @@ import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
-import { plan, quorum } from '../../etcd/planner.js';
+import { plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
-import { memberDisruptionBudget } from '../../k8s/disruption-budget.js';
+import { memberDisruptionBudget, minAvailable } from '../../k8s/disruption-budget.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import { clusterState } from './views.js';
@@ -52,7 +52,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const action = plan(state);
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
     const requeueAfterMs = await execute(action, { transport: d.transport, etcd: d.etcd, cluster, address, ...etcdView, log });
-    await ensureDisruptionBudget(d, address, uid, quorum(Math.max(cluster.spec.size, state.members?.filter((m) => !m.isLearner).length ?? 0)));
+    await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, state.members?.filter((m) => !m.isLearner).length ?? 0)));
 
     const versions = [...etcdView.statuses.values()].map((s) => s.version).filter((v) => v !== '');
     const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
