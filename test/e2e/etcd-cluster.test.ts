@@ -9,11 +9,19 @@ import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { adminKubeConfig, eventually, lab, testNamespace } from '../support/lab.js';
 import { ensureCrd } from '../support/test-crd.js';
 import { startOperator } from '../support/operator-process.js';
-import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
+import { etcdGet, etcdGetPrefix, etcdPut } from '../support/etcd-gateway.js';
+import { EtcdClient, memberName } from '../../src/etcd/client.js';
+import { clientUrl } from '../../src/etcd/identity.js';
+import { labLookup } from '../support/lab-dns.js';
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-test('EtcdCluster end to end: bootstrap, data through the client Service, scale 3→5→3, replace a lost member, delete', async (t) => {
+const exampleManifest = fileURLToPath(new URL('../../../examples/etcd-cluster.yaml', import.meta.url));
+
+test('EtcdCluster end to end: the CoreOS manifest applied with kubectl comes up; 1,000 keys survive scale 3→5→3 and a lost member; delete', async (t) => {
   const kc = adminKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const transport = new ApiTransport(kc);
@@ -24,7 +32,6 @@ test('EtcdCluster end to end: bootstrap, data through the client Service, scale 
   let finished = false;
   t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-30).join('\n')); });
   const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
-  const version = (lab().etcdImages[0] ?? '').split(':v')[1] ?? '';
   const get = async (): Promise<EtcdCluster> => (await transport.call('GET', `${path}/example`)) as EtcdCluster;
   const settled = (size: number) => async (): Promise<EtcdCluster | undefined> => {
     const c = await get();
@@ -34,14 +41,30 @@ test('EtcdCluster end to end: bootstrap, data through the client Service, scale 
       && pods.length === size && pods.every(isReady) ? c : undefined;
   };
   const memberSet = (c: EtcdCluster): string[] => [...(c.status?.members?.ready ?? [])].sort();
+  const etcd = new EtcdClient({ lookup: labLookup() });
+  /** etcd's member list names exactly the cluster's live pods, and every key written is there. */
+  const consistent = async (what: string): Promise<void> => {
+    const pods = (await core.listNamespacedPod({ namespace, labelSelector: 'etcd_cluster=example' })).items
+      .filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? '').sort();
+    const members = (await etcd.memberList(clientUrl({ cluster: 'example', namespace, domain: lab().clusterDomain, tls: false }, pods[0] ?? '')))
+      .map(memberName).sort();
+    assert.deepEqual(members, pods, `${what}: member list matches the pods`);
+    const keys = await eventually(`${what}: keys readable`, 30_000, () => etcdGetPrefix(endpoint, 'key-'));
+    assert.equal(keys.size, 1000, `${what}: all 1,000 keys readable`);
+    for (let i = 0; i < 1000; i += 97) assert.equal(keys.get(`key-${i}`), `value-${i}`);
+  };
 
+  const kubectl = (args: string[], input?: string): string =>
+    execFileSync(lab().kubectl, ['--kubeconfig', lab().kubeconfig, '-n', namespace, ...args], { encoding: 'utf8', timeout: 30_000, input });
+  // The manifest exactly as written for the CoreOS operator, only placed in this test's namespace.
+  const coreosManifest = readFileSync(exampleManifest, 'utf8').replace('namespace: default', `namespace: ${namespace}`);
   let started = Date.now();
-  await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'example' }, spec: { size: 3, version } });
+  kubectl(['apply', '-f', '-'], coreosManifest);
   const up = await eventually('3 members Available', 120_000, settled(3));
   t.diagnostic(`3 members Available ${Date.now() - started} ms after create`);
   const status = up.status;
   assert.ok(status);
-  assert.equal(status.currentVersion, version);
+  assert.equal(status.currentVersion, '3.5.17');
   assert.equal(status.serviceName, 'example-client');
   assert.ok(status.leader && memberSet(up).includes(status.leader), 'a ready member leads');
   const pdb = (await transport.call('GET', `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets/example`)) as { spec?: { minAvailable?: number } };
@@ -55,16 +78,20 @@ test('EtcdCluster end to end: bootstrap, data through the client Service, scale 
     await etcdPut(endpoint, 'survives', 'everything');
     return true;
   });
+  for (let i = 0; i < 1000; i++) await etcdPut(endpoint, `key-${i}`, `value-${i}`);
+  await consistent('after bootstrap');
   const readThroughService = (): Promise<string> => eventually('a read through the client Service', 30_000, () => etcdGet(endpoint, 'survives'));
 
   started = Date.now();
   await transport.call('PATCH', `${path}/example`, { spec: { size: 5 } }, 'application/merge-patch+json');
   await eventually('5 members', 120_000, settled(5));
   t.diagnostic(`scaled 3→5 in ${Date.now() - started} ms`);
+  await consistent('after scaling to 5 through the spec');
   started = Date.now();
-  await transport.call('PATCH', `${path}/example`, { spec: { size: 3 } }, 'application/merge-patch+json');
+  kubectl(['scale', 'etcd/example', '--replicas=3']);
   const down = await eventually('3 members again', 120_000, settled(3));
   t.diagnostic(`scaled 5→3 in ${Date.now() - started} ms`);
+  await consistent('after kubectl scale to 3');
   assert.equal(await readThroughService(), 'everything');
 
   const victim = memberSet(down)[0] ?? '';
@@ -76,6 +103,7 @@ test('EtcdCluster end to end: bootstrap, data through the client Service, scale 
   });
   t.diagnostic(`member replaced ${Date.now() - started} ms after its pod was deleted`);
   assert.equal(memberSet(healed).filter((m) => memberSet(down).includes(m)).length, 2, 'the two survivors stayed');
+  await consistent('after replacing a lost member');
   assert.equal(await readThroughService(), 'everything');
 
   const events = (await core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.kind === 'EtcdCluster');
@@ -115,4 +143,68 @@ test('a paused EtcdCluster is left alone, and says so', async (t) => {
     const c = (await transport.call('GET', `${path}/held`)) as EtcdCluster;
     return c.status?.phase === 'Running' && c.status.readyMembers === 1 ? true : undefined;
   });
+});
+
+test('a 7-member cluster comes up Available and serves through its client Service', async (t) => {
+  const kc = adminKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const transport = new ApiTransport(kc);
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'seven');
+  startOperator(t, namespace);
+  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
+  const started = Date.now();
+  await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'big' }, spec: { size: 7 } });
+  const up = await eventually('7 members Available', 180_000, async () => {
+    const c = (await transport.call('GET', `${path}/big`)) as EtcdCluster;
+    const available = c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True');
+    return available && c.status?.readyMembers === 7 && c.status.size === 7 ? c : undefined;
+  });
+  t.diagnostic(`7 members Available ${Date.now() - started} ms after create`);
+  assert.equal(up.status?.members?.ready?.length, 7);
+  const ip = (await core.readNamespacedService({ name: 'big-client', namespace })).spec?.clusterIP ?? '';
+  await eventually('put through the client Service', 30_000, async () => {
+    await etcdPut(`http://${ip}:2379`, 'seven', 'members');
+    return true;
+  });
+  assert.equal(await etcdGet(`http://${ip}:2379`, 'seven'), 'members');
+});
+
+test('the operator killed in the middle of a scale-up resumes: right size, no orphan member or pod', async (t) => {
+  const kc = adminKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const transport = new ApiTransport(kc);
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'crash');
+  const address = { cluster: 'crash', namespace, domain: lab().clusterDomain, tls: false };
+  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
+  const etcd = new EtcdClient({ lookup: labLookup() });
+  const pods = async (): Promise<string[]> => (await core.listNamespacedPod({ namespace, labelSelector: 'etcd_cluster=crash' })).items
+    .filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? '').sort();
+
+  const first = startOperator(t, namespace);
+  await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'crash' }, spec: { size: 3 } });
+  await eventually('3 members', 120_000, async () => {
+    const c = (await transport.call('GET', `${path}/crash`)) as EtcdCluster;
+    return c.status?.readyMembers === 3 && c.status.phase === 'Running' ? true : undefined;
+  });
+  const [anyPod] = await pods();
+  await transport.call('PATCH', `${path}/crash`, { spec: { size: 4 } }, 'application/merge-patch+json');
+  // Kill it as soon as etcd lists a fourth member whose pod is not ready yet.
+  await eventually('a member added but not ready', 30_000, async () => {
+    const members = await etcd.memberList(clientUrl(address, anyPod ?? ''));
+    return members.length === 4 ? true : undefined;
+  });
+  await first.kill();
+  const second = startOperator(t, namespace);
+  await eventually('4 members after the restart', 120_000, async () => {
+    const c = (await transport.call('GET', `${path}/crash`)) as EtcdCluster;
+    return c.status?.readyMembers === 4 && c.status.size === 4 && c.status.phase === 'Running' ? true : undefined;
+  });
+  const members = (await etcd.memberList(clientUrl(address, anyPod ?? ''))).map(memberName).sort();
+  assert.deepEqual(members, await pods(), 'no orphan member, no orphan pod');
+  assert.equal(members.length, 4);
+  assert.ok(second.logs.some((l) => l.includes('caches synced')));
 });

@@ -36,3 +36,14 @@ export async function etcdGet(endpoint: string, key: string, lookup?: LookupFunc
   const value = res.kvs?.[0]?.value;
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 }
+
+/** Every key under a prefix with its value, in one range request. */
+export async function etcdGetPrefix(endpoint: string, prefix: string, lookup?: LookupFunction): Promise<Map<string, string>> {
+  const end = Buffer.from(prefix, 'utf8');
+  end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
+  const res = (await post(endpoint, '/v3/kv/range', { key: b64(prefix), range_end: end.toString('base64') }, lookup)) as {
+    kvs?: { key?: string; value?: string }[];
+  };
+  const decode = (s?: string): string => Buffer.from(s ?? '', 'base64').toString('utf8');
+  return new Map((res.kvs ?? []).map((kv) => [decode(kv.key), decode(kv.value)]));
+}

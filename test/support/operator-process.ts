@@ -5,8 +5,14 @@ import { lab } from './lab.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
+export interface OperatorProcess {
+  logs: string[];
+  /** SIGKILL, as a crash: no cleanup, no lease release. */
+  kill(): Promise<void>;
+}
+
 /** The operator as a real process on the host, watching one namespace; stopped (by its PID) when the test ends. */
-export function startOperator(t: TestContext, namespace: string): { logs: string[] } {
+export function startOperator(t: TestContext, namespace: string): OperatorProcess {
   const logs: string[] = [];
   const port = 20000 + Math.floor(Math.random() * 10000);
   const child = spawn(process.execPath, [cli, 'run', '--kubeconfig', lab().kubeconfig, '--namespace', namespace,
@@ -22,5 +28,11 @@ export function startOperator(t: TestContext, namespace: string): { logs: string
     await exited;
     clearTimeout(timer);
   });
-  return { logs };
+  const kill = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  };
+  return { logs, kill };
 }
