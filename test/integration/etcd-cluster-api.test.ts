@@ -86,3 +86,28 @@ test('EtcdCluster has the scale subresource and printer columns', async (t) => {
   assert.equal(scale.spec?.replicas, 5);
   assert.match(kubectl('get', 'etcd').split('\n')[0] ?? '', /^NAME\s+SIZE\s+READY\s+VERSION\s+PHASE\s+AGE$/);
 });
+
+test('kubectl apply of an invalid EtcdCluster fails naming the field, and creates nothing', async (t) => {
+  const transport = new ApiTransport(adminKubeConfig());
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'kubectl');
+  const cases: [string, string, RegExp][] = [
+    ['zero', 'size: 0', /spec\.size: Invalid value: 0/],
+    ['negative', 'size: -1', /spec\.size: Invalid value: -1/],
+    ['banana', 'size: 3\n  version: banana', /spec\.version: Invalid value: "banana"/],
+    ['reserved', 'size: 3\n  pod:\n    labels:\n      app: mine', /spec\.pod\.labels: Invalid value: .*reserved/],
+  ];
+  for (const [name, spec, why] of cases) {
+    const manifest = `apiVersion: ${GROUP}/${VERSION}\nkind: EtcdCluster\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\nspec:\n  ${spec}\n`;
+    let stderr = '';
+    try {
+      execFileSync(lab().kubectl, ['--kubeconfig', lab().kubeconfig, 'apply', '-f', '-'], { input: manifest, encoding: 'utf8', stdio: 'pipe', timeout: 30_000 });
+    } catch (err) {
+      stderr = String((err as { stderr?: unknown }).stderr);
+    }
+    assert.match(stderr, why, name);
+  }
+  const list = (await transport.call('GET', collection(namespace))) as { items: unknown[] };
+  assert.equal(list.items.length, 0, 'nothing was created');
+});
