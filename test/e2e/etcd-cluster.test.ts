@@ -208,3 +208,60 @@ test('the operator killed in the middle of a scale-up resumes: right size, no or
   assert.equal(members.length, 4);
   assert.ok(second.logs.some((l) => l.includes('caches synced')));
 });
+
+test('with a PVC, a deleted member pod comes back under the same name with its data, not replaced', async (t) => {
+  const kc = adminKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const transport = new ApiTransport(kc);
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'pvc');
+  // Static hostPath volumes of a class only this test asks for (the lab has no dynamic provisioner).
+  const storageClassName = `lab-hostpath-${namespace}`;
+  const volumes = [0, 1, 2].map((i) => `${namespace}-pv-${i}`);
+  for (const name of volumes) {
+    await core.createPersistentVolume({ body: {
+      metadata: { name },
+      spec: {
+        storageClassName, capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain',
+        hostPath: { path: `/var/lib/etcd-operator-lab/volumes/${name}`, type: 'DirectoryOrCreate' },
+      },
+    } });
+  }
+  t.after(async () => { for (const name of volumes) await core.deletePersistentVolume({ name }).catch(() => undefined); });
+  startOperator(t, namespace);
+  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
+  await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'kept' }, spec: {
+    size: 3, pod: { persistentVolumeClaimSpec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+  } });
+  const running = async (): Promise<EtcdCluster | undefined> => {
+    const c = (await transport.call('GET', `${path}/kept`)) as EtcdCluster;
+    return c.status?.readyMembers === 3 && c.status.phase === 'Running' ? c : undefined;
+  };
+  const before = await eventually('3 members on volumes', 120_000, running);
+  const address = { cluster: 'kept', namespace, domain: lab().clusterDomain, tls: false };
+  const etcd = new EtcdClient({ lookup: labLookup() });
+  const victim = before.status?.members?.ready?.[0] ?? '';
+  const survivor = before.status?.members?.ready?.[1] ?? '';
+  const idsBefore = (await etcd.memberList(clientUrl(address, survivor))).map((m) => m.id).sort();
+  const claims = await core.listNamespacedPersistentVolumeClaim({ namespace });
+  assert.equal(claims.items.filter((c) => c.status?.phase === 'Bound').length, 3, 'each member on its own bound claim');
+  await eventually('a key written on the victim', 30_000, async () => {
+    await etcdPut(clientUrl(address, victim), 'on-disk', 'kept', labLookup());
+    return true;
+  });
+
+  const oldUid = (await core.readNamespacedPod({ name: victim, namespace })).metadata?.uid;
+  await core.deleteNamespacedPod({ name: victim, namespace });
+  await eventually('the same member back, ready', 120_000, async () => {
+    const pod = await core.readNamespacedPod({ name: victim, namespace }).catch(() => undefined);
+    const ready = pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    return pod && pod.metadata?.uid !== oldUid && ready ? true : undefined;
+  });
+  await eventually('3 members Running', 60_000, running);
+  const idsAfter = (await etcd.memberList(clientUrl(address, survivor))).map((m) => m.id).sort();
+  assert.deepEqual(idsAfter, idsBefore, 'no member was removed or added');
+  assert.equal(await etcdGet(clientUrl(address, victim), 'on-disk', labLookup()), 'kept', 'the member serves with its data');
+  const events = (await core.listNamespacedEvent({ namespace })).items;
+  assert.ok(!events.some((e) => e.reason === 'RemoveMember'), 'no replacement');
+});
