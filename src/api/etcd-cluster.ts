@@ -77,8 +77,6 @@ export const clusterSpec = object({
   TLS: tlsPolicy,
 }, { required: ['size'] });
 
-export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const;
-
 export const condition = object({
   type: string({ maxLength: 64 }),
   status: oneOf(['True', 'False', 'Unknown']),
@@ -109,7 +107,6 @@ export const clusterStatus = object({
 export type ClusterSpec = Infer<typeof clusterSpec>;
 export type ClusterStatus = Infer<typeof clusterStatus>;
 export type Condition = Infer<typeof condition>;
-export type PodPolicy = Infer<typeof podPolicy>;
 
 export interface EtcdCluster {
   apiVersion: `${typeof GROUP}/${typeof VERSION}`;

@@ -11,11 +11,6 @@ export class ApiError extends Error {
   }
 }
 
-export interface ApiResponse {
-  status: number;
-  body: unknown;
-}
-
 /**
  * HTTP to the API server with the kubeconfig's credentials over one keep-alive agent shared by every call and
  * every watch (a new agent per call leaks sockets across watch reconnects).

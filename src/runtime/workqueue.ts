@@ -32,10 +32,6 @@ export class WorkQueue {
     return this.queue.length;
   }
 
-  get isShuttingDown(): boolean {
-    return this.shuttingDown;
-  }
-
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
