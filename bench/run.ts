@@ -8,6 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { adminKubeConfig, eventually, lab } from '../test/support/lab.js';
 import { staticCluster } from './static-cluster.js';
+import { spawnOperator } from '../test/support/operator-process.js';
+import { GROUP, VERSION } from '../src/api/etcd-cluster.js';
+import type { EtcdCluster } from '../src/api/etcd-cluster.js';
+import { etcdClusterCrd } from '../src/api/crds.js';
+import { ApiTransport } from '../src/runtime/transport.js';
+import { ensureCrd } from '../test/support/test-crd.js';
 import { summarise } from './stats.js';
 import type { Summary } from './stats.js';
 
@@ -34,29 +40,69 @@ async function staticBringUp(members: number, image: string): Promise<number> {
   }
 }
 
-interface Row { scenario: string; summary: Summary }
+/** Milliseconds from creating an EtcdCluster to condition Available with every member ready. */
+async function operatorBringUp(transport: ApiTransport, members: number, version: string): Promise<number> {
+  const namespace = `bench-${randomBytes(3).toString('hex')}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  try {
+    const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
+    const started = performance.now();
+    await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'bench' }, spec: { size: members, version } });
+    await eventually(`${members} members Available`, 180_000, async () => {
+      const c = (await transport.call('GET', `${path}/bench`)) as EtcdCluster;
+      const available = c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True');
+      return available && c.status?.readyMembers === members ? true : undefined;
+    });
+    return performance.now() - started;
+  } finally {
+    await core.deleteNamespace({ name: namespace, body: { gracePeriodSeconds: 0 } });
+  }
+}
+
+interface Row { scenario: string; summary: Summary; ratioToStatic?: number }
 
 async function main(): Promise<void> {
   const image = lab().etcdImages[0];
   if (!image) throw new Error('the lab lists no etcd image');
   const rows: Row[] = [];
-  for (const members of [1, 3, 5, 7]) {
+  const staticMedian = new Map<number, number>();
+  const sizes = [3, 5, 7];
+  const measure = async (name: string, run: () => Promise<number>): Promise<Summary> => {
     const samples: number[] = [];
     for (let i = 0; i < runs; i++) {
-      samples.push(await staticBringUp(members, image));
-      process.stderr.write(`${JSON.stringify({ scenario: `static-${members}`, run: i + 1, ms: Math.round(samples.at(-1) ?? 0) })}\n`);
+      samples.push(await run());
+      process.stderr.write(`${JSON.stringify({ scenario: name, run: i + 1, ms: Math.round(samples.at(-1) ?? 0) })}\n`);
     }
-    rows.push({ scenario: `static baseline: ${members} member(s) created → all Ready`, summary: summarise(samples) });
+    return summarise(samples);
+  };
+  for (const members of [1, ...sizes]) {
+    const summary = await measure(`static-${members}`, () => staticBringUp(members, image));
+    staticMedian.set(members, summary.medianMs);
+    rows.push({ scenario: `static baseline: ${members} member(s) created → all Ready`, summary });
+  }
+  const transport = new ApiTransport(adminKubeConfig());
+  await ensureCrd(transport, etcdClusterCrd());
+  const operator = spawnOperator();
+  try {
+    const version = image.split(':v')[1] ?? '';
+    for (const members of sizes) {
+      const summary = await measure(`operator-${members}`, () => operatorBringUp(transport, members, version));
+      rows.push({ scenario: `operator: ${members}-member EtcdCluster created → Available, all ready`, summary,
+        ratioToStatic: Math.round((summary.medianMs / (staticMedian.get(members) ?? summary.medianMs)) * 100) / 100 });
+    }
+  } finally {
+    await operator.stop();
+    transport.agent.destroy();
   }
   const machine = { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
   const versions = { kubernetes: lab().kubernetesVersion, etcdImage: image };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows }, null, 2)}\n`);
-  const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} |`);
+  const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} | ${r.ratioToStatic ?? ''} |`);
   writeFileSync('bench/results/latest.md', [
     `# Benchmarks, ${new Date().toISOString()}`, '',
     `Machine: ${machine.cpus} cores, ${machine.memoryGiB} GiB, Node ${machine.node}. Kubernetes ${versions.kubernetes}, ${versions.etcdImage}.`, '',
-    '| scenario | runs | median ms | min ms | max ms |', '|---|---|---|---|---|', ...table, '',
+    '| scenario | runs | median ms | min ms | max ms | median / static median |', '|---|---|---|---|---|---|', ...table, '',
   ].join('\n'));
   process.stdout.write(`${table.join('\n')}\n`);
 }
