@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -17,21 +18,27 @@ import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+interface Testbed { core: CoreV1Api; transport: ApiTransport; namespace: string; path: string }
+
+/** The CRD installed, a namespace of the test's own, and clients; the operator is started by each test. */
+async function testbed(t: TestContext, prefix: string): Promise<Testbed> {
+  const kc = adminKubeConfig();
+  const transport = new ApiTransport(kc);
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, prefix);
+  return { core: kc.makeApiClient(CoreV1Api), transport, namespace, path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters` };
+}
+
 const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 const exampleManifest = fileURLToPath(new URL('../../../examples/etcd-cluster.yaml', import.meta.url));
 
 test('EtcdCluster end to end: the CoreOS manifest applied with kubectl comes up; 1,000 keys survive scale 3→5→3 and a lost member; delete', async (t) => {
-  const kc = adminKubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const transport = new ApiTransport(kc);
-  t.after(() => { transport.agent.destroy(); });
-  await ensureCrd(transport, etcdClusterCrd());
-  const namespace = await testNamespace(t, 'e2e');
+  const { core, transport, namespace, path } = await testbed(t, 'e2e');
   const operator = startOperator(t, namespace);
   let finished = false;
   t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-30).join('\n')); });
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
   const get = async (): Promise<EtcdCluster> => (await transport.call('GET', `${path}/example`)) as EtcdCluster;
   const settled = (size: number) => async (): Promise<EtcdCluster | undefined> => {
     const c = await get();
@@ -121,14 +128,8 @@ test('EtcdCluster end to end: the CoreOS manifest applied with kubectl comes up;
 });
 
 test('a paused EtcdCluster is left alone, and says so', async (t) => {
-  const kc = adminKubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const transport = new ApiTransport(kc);
-  t.after(() => { transport.agent.destroy(); });
-  await ensureCrd(transport, etcdClusterCrd());
-  const namespace = await testNamespace(t, 'paused');
+  const { core, transport, namespace, path } = await testbed(t, 'paused');
   startOperator(t, namespace);
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
   await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'held' }, spec: { size: 1, paused: true } });
   const held = await eventually('status Paused', 30_000, async () => {
     const c = (await transport.call('GET', `${path}/held`)) as EtcdCluster;
@@ -146,14 +147,8 @@ test('a paused EtcdCluster is left alone, and says so', async (t) => {
 });
 
 test('a 7-member cluster comes up Available and serves through its client Service', async (t) => {
-  const kc = adminKubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const transport = new ApiTransport(kc);
-  t.after(() => { transport.agent.destroy(); });
-  await ensureCrd(transport, etcdClusterCrd());
-  const namespace = await testNamespace(t, 'seven');
+  const { core, transport, namespace, path } = await testbed(t, 'seven');
   startOperator(t, namespace);
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
   const started = Date.now();
   await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'big' }, spec: { size: 7 } });
   const up = await eventually('7 members Available', 180_000, async () => {
@@ -172,14 +167,8 @@ test('a 7-member cluster comes up Available and serves through its client Servic
 });
 
 test('the operator killed in the middle of a scale-up resumes: right size, no orphan member or pod', async (t) => {
-  const kc = adminKubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const transport = new ApiTransport(kc);
-  t.after(() => { transport.agent.destroy(); });
-  await ensureCrd(transport, etcdClusterCrd());
-  const namespace = await testNamespace(t, 'crash');
+  const { core, transport, namespace, path } = await testbed(t, 'crash');
   const address = { cluster: 'crash', namespace, domain: lab().clusterDomain, tls: false };
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
   const etcd = new EtcdClient({ lookup: labLookup() });
   const pods = async (): Promise<string[]> => (await core.listNamespacedPod({ namespace, labelSelector: 'etcd_cluster=crash' })).items
     .filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? '').sort();
@@ -210,12 +199,7 @@ test('the operator killed in the middle of a scale-up resumes: right size, no or
 });
 
 test('with a PVC, a deleted member pod comes back under the same name with its data, not replaced', async (t) => {
-  const kc = adminKubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const transport = new ApiTransport(kc);
-  t.after(() => { transport.agent.destroy(); });
-  await ensureCrd(transport, etcdClusterCrd());
-  const namespace = await testNamespace(t, 'pvc');
+  const { core, transport, namespace, path } = await testbed(t, 'pvc');
   // Static hostPath volumes of a class only this test asks for (the lab has no dynamic provisioner).
   const storageClassName = `lab-hostpath-${namespace}`;
   const volumes = [0, 1, 2].map((i) => `${namespace}-pv-${i}`);
@@ -230,7 +214,6 @@ test('with a PVC, a deleted member pod comes back under the same name with its d
   }
   t.after(async () => { for (const name of volumes) await core.deletePersistentVolume({ name }).catch(() => undefined); });
   startOperator(t, namespace);
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
   await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'kept' }, spec: {
     size: 3, pod: { persistentVolumeClaimSpec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
   } });
