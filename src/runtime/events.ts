@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from './transport.js';
 import type { ApiTransport } from './transport.js';
 import { TokenBucket } from './rate-limit.js';
+import { rfc3339 } from './time.js';
 
 export interface InvolvedObject {
   apiVersion: string;
@@ -40,7 +41,7 @@ export class EventRecorder {
   async record(object: InvolvedObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     if (!this.bucket(object.uid).tryTake()) return;
     const key = [object.uid, type, reason, message].join('\u0000');
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = rfc3339(Date.now());
     const path = `/api/v1/namespaces/${object.namespace}/events`;
     try {
       const seen = this.emitted.get(key);

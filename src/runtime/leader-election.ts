@@ -1,5 +1,6 @@
 import { ApiError } from './transport.js';
 import { isAborted, sleep } from './abortable.js';
+import { microTime } from './time.js';
 import type { ApiTransport } from './transport.js';
 
 export interface LeaderElectionOptions {
@@ -26,8 +27,6 @@ interface Lease {
   };
 }
 
-/** A Lease timestamp: RFC 3339 with microseconds, the MicroTime format the API server requires. */
-export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's rules: a lease held by another is

@@ -5,7 +5,8 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { ApiTransport } from '../../src/runtime/transport.js';
-import { LeaderElector, microTime } from '../../src/runtime/leader-election.js';
+import { LeaderElector } from '../../src/runtime/leader-election.js';
+import { microTime } from '../../src/runtime/time.js';
 import { adminKubeConfig, eventually, lab, testNamespace } from '../support/lab.js';
 
 interface Event { identity: string; event: 'leading' | 'stopped' | 'reconcile'; at?: number; start?: number; end?: number }

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1ConfigMap } from '@kubernetes/client-node';
@@ -29,22 +30,35 @@ async function cacheEqualsFreshList(core: CoreV1Api, reflector: Reflector<V1Conf
 
 const cm = (name: string, value: string): V1ConfigMap => ({ metadata: { name }, data: { value } });
 
-test('a watch cut mid-stream resumes from its resourceVersion and loses no event', async (t) => {
+/** A namespace seeded with config maps and a running, synced reflector over them; pause() and resume() it. */
+async function configMapWatch(t: TestContext, prefix: string, seed: string[]) {
   const kc = adminKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
-  const namespace = await testNamespace(t, 'watchcut');
-  for (let i = 0; i < 5; i++) await core.createNamespacedConfigMap({ namespace, body: cm(`before-${i}`, 'x') });
-
+  const namespace = await testNamespace(t, prefix);
+  for (const name of seed) await core.createNamespacedConfigMap({ namespace, body: cm(name, 'x') });
   const transport = new ApiTransport(kc);
   const { reflector, seen } = watchConfigMaps(transport, namespace);
-  const stop = new AbortController();
-  const running = reflector.run(stop.signal);
-  t.after(async () => {
+  let stop = new AbortController();
+  let running = Promise.resolve();
+  const pause = async (): Promise<void> => {
     stop.abort();
     await running;
+  };
+  const resume = (): void => {
+    stop = new AbortController();
+    running = reflector.run(stop.signal);
+  };
+  t.after(async () => {
+    await pause();
     transport.agent.destroy();
   });
+  resume();
   await reflector.waitForSync();
+  return { core, namespace, transport, reflector, seen, pause, resume };
+}
+
+test('a watch cut mid-stream resumes from its resourceVersion and loses no event', async (t) => {
+  const { core, namespace, transport, reflector, seen } = await configMapWatch(t, 'watchcut', [0, 1, 2, 3, 4].map((i) => `before-${i}`));
   assert.equal(reflector.store.list(namespace).length, 6, 'five config maps and kube-root-ca.crt, listed in pages of 3');
 
   // Cut every connection the reflector holds, then change things while it reconnects.
@@ -61,31 +75,15 @@ test('a watch cut mid-stream resumes from its resourceVersion and loses no event
 });
 
 test('after the API server restarts, an expired resourceVersion relists and delivers deletes missed meanwhile', async (t) => {
-  const kc = adminKubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const namespace = await testNamespace(t, 'relist');
-  for (let i = 0; i < 4; i++) await core.createNamespacedConfigMap({ namespace, body: cm(`old-${i}`, 'x') });
-
-  const transport = new ApiTransport(kc);
-  const { reflector, seen } = watchConfigMaps(transport, namespace);
-  let stop = new AbortController();
-  let running = reflector.run(stop.signal);
-  t.after(async () => {
-    stop.abort();
-    await running;
-    transport.agent.destroy();
-  });
-  await reflector.waitForSync();
+  const { core, namespace, reflector, seen, pause, resume } = await configMapWatch(t, 'relist', [0, 1, 2, 3].map((i) => `old-${i}`));
 
   // The reflector is away while objects vanish and appear, and the API server restarts (new watch cache).
-  stop.abort();
-  await running;
+  await pause();
   for (let i = 0; i < 4; i++) await core.deleteNamespacedConfigMap({ name: `old-${i}`, namespace });
   await core.createNamespacedConfigMap({ namespace, body: cm('new-0', 'x') });
   restartApiServer();
 
-  stop = new AbortController();
-  running = reflector.run(stop.signal);
+  resume();
   await eventually('cache equal to a fresh list', 60_000, () => cacheEqualsFreshList(core, reflector, namespace));
   for (let i = 0; i < 4; i++) assert.ok(seen.deleted.has(`old-${i}`), `missed delete of old-${i} delivered`);
   assert.ok(seen.added.has('new-0'));

@@ -3,8 +3,8 @@ import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
 import { clientUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
+import { podReady } from './views.js';
 
-const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 /**
  * etcd's view: the member list from the first member pod that answers (ready ones first), and the status of
@@ -13,7 +13,7 @@ const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type 
 export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pods: V1Pod[]): Promise<{ members?: EtcdMember[]; statuses: Map<string, EtcdStatus> }> {
   const candidates = pods
     .filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP)
-    .sort((a, b) => Number(isReady(b)) - Number(isReady(a)));
+    .sort((a, b) => Number(podReady(b)) - Number(podReady(a)));
   let members: EtcdMember[] | undefined;
   for (const pod of candidates) {
     try {

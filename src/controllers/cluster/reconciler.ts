@@ -5,6 +5,7 @@ import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime
 import type { Store } from '../../runtime/store.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import { writeStatus } from '../../runtime/status.js';
+import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { EtcdClient } from '../../etcd/client.js';
@@ -57,7 +58,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const versions = [...etcdView.statuses.values()].map((s) => s.version).filter((v) => v !== '');
     const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
     await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => {
-      const next = clusterStatus(current, state, action, versions, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+      const next = clusterStatus(current, state, action, versions, rfc3339(Date.now()));
       return JSON.stringify(next) === JSON.stringify(current.status) ? undefined : next;
     });
     if (!QUIET.includes(action.type)) {

@@ -5,10 +5,14 @@ import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_INITIAL_CLUSTER } from '../../k8s/labels.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
+const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready');
+
+export const podReady = (pod: V1Pod): boolean => readyCondition(pod)?.status === 'True';
+
 /** What the planner needs to know of a pod. */
 export function podView(pod: V1Pod, nowMs: number): PodView {
-  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
-  const isReady = ready?.status === 'True';
+  const ready = readyCondition(pod);
+  const isReady = podReady(pod);
   const since = ready?.lastTransitionTime ?? pod.metadata?.creationTimestamp;
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
   return {
