@@ -81,15 +81,22 @@ test('a leader that can no longer renew its lease stops leading within the renew
   const done = elector.run(shutdown.signal, (signal) => { leading = signal; });
   const signal = await eventually('leadership', 10_000, () => Promise.resolve(leading));
 
-  // Another holder takes the lease over (as after a partition) and keeps renewing it.
+  // Another holder takes the lease over (as after a partition) and keeps renewing it. The clock starts when
+  // its write has landed: until then the leader's own renewals may still win the race for the record.
   const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/stepdown`;
-  const takenAt = Date.now();
-  const intruder = setInterval(() => {
-    void transport.call('GET', leasePath).then((lease) => transport.call('PUT', leasePath, {
+  const takeOver = async (): Promise<void> => {
+    const lease = await transport.call('GET', leasePath);
+    await transport.call('PUT', leasePath, {
       ...(lease as object),
       spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60, renewTime: microTime(Date.now()) },
-    })).catch(() => undefined);
-  }, 200);
+    });
+  };
+  await eventually('the intruder holds the lease', 10_000, async () => {
+    await takeOver();
+    return true;
+  });
+  const takenAt = Date.now();
+  const intruder = setInterval(() => { takeOver().catch(() => undefined); }, 200);
   t.after(() => { clearInterval(intruder); });
   await eventually('step-down', 10_000, () => Promise.resolve(signal.aborted || undefined));
   const steppedDownMs = Date.now() - takenAt;
