@@ -12,6 +12,14 @@ export class ApiError extends Error {
 }
 
 /**
+ * A `.catch()` handler for idempotent calls: an answer with this status (409 for a create, 404 for a
+ * delete) means the work is already done; anything else is rethrown.
+ */
+export const ignoreStatus = (status: number) => (err: unknown): void => {
+  if (!(err instanceof ApiError && err.status === status)) throw err;
+};
+
+/**
  * HTTP to the API server with the kubeconfig's credentials over one keep-alive agent shared by every call and
  * every watch (a new agent per call leaks sockets across watch reconnects).
  */

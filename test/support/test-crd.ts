@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/runtime/transport.js';
+import { ignoreStatus } from '../../src/runtime/transport.js';
 import type { ApiTransport } from '../../src/runtime/transport.js';
 import type { CrdManifest } from '../../src/api/crds.js';
 import { eventually } from './lab.js';
@@ -31,7 +31,7 @@ export async function ensureCrd(transport: ApiTransport, crd: CrdManifest): Prom
   try {
     await transport.call('POST', collection, crd);
   } catch (err) {
-    if (!(err instanceof ApiError && err.status === 409)) throw err;
+    ignoreStatus(409)(err);
     const current = (await transport.call('GET', path)) as { metadata: { resourceVersion: string } };
     await transport.call('PUT', path, { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } });
   }

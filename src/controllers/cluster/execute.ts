@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ApiError } from '../../runtime/transport.js';
+import { ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Action } from '../../etcd/planner.js';
 import { EtcdError, memberName } from '../../etcd/client.js';
@@ -22,10 +22,6 @@ export interface ExecutionContext {
 
 /** etcd refusals that mean "not now" (strict reconfiguration check, learner not caught up): retry soon. */
 const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync/;
-
-const ignoring = (status: number) => (err: unknown): void => {
-  if (!(err instanceof ApiError && err.status === status)) throw err;
-};
 
 /** Performs one planned action; answers when to look again (ms), or undefined to wait for a change. */
 export async function execute(action: Action, x: ExecutionContext): Promise<number | undefined> {
@@ -99,19 +95,19 @@ async function createMember(x: ExecutionContext, member: string, state: 'new' | 
   const uid = x.cluster.metadata.uid ?? '';
   const claimSpec = x.cluster.spec.pod?.persistentVolumeClaimSpec;
   if (claimSpec) {
-    await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec)).catch(ignoring(409));
+    await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec)).catch(ignoreStatus(409));
   }
   const pod = memberPod({
     address: x.address, clusterUid: uid, spec: x.cluster.spec, member, state,
     initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
   });
-  await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoring(409));
+  await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoreStatus(409));
   x.log.info({ member, state }, 'member pod created');
 }
 
 async function deleteMember(x: ExecutionContext, member: string, withClaim: boolean): Promise<void> {
   const ns = `/api/v1/namespaces/${x.address.namespace}`;
-  await x.transport.call('DELETE', `${ns}/pods/${member}`).catch(ignoring(404));
-  if (withClaim) await x.transport.call('DELETE', `${ns}/persistentvolumeclaims/${member}`).catch(ignoring(404));
+  await x.transport.call('DELETE', `${ns}/pods/${member}`).catch(ignoreStatus(404));
+  if (withClaim) await x.transport.call('DELETE', `${ns}/persistentvolumeclaims/${member}`).catch(ignoreStatus(404));
 }

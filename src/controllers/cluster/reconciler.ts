@@ -1,5 +1,5 @@
 import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
-import { ApiError } from '../../runtime/transport.js';
+import { ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime/controller.js';
 import type { Store } from '../../runtime/store.js';
@@ -73,7 +73,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string): Promise<void> {
   for (const svc of [peerService(a, uid), clientService(a, uid)]) {
     if (d.services.get(a.namespace, svc.metadata?.name ?? '')) continue;
-    await d.transport.call('POST', `/api/v1/namespaces/${a.namespace}/services`, svc).catch(ignoreConflict);
+    await d.transport.call('POST', `/api/v1/namespaces/${a.namespace}/services`, svc).catch(ignoreStatus(409));
   }
 }
 
@@ -81,12 +81,8 @@ async function ensureDisruptionBudget(d: ClusterReconcilerDeps, a: ClusterAddres
   const existing = d.budgets.get(a.namespace, a.cluster);
   const path = `/apis/policy/v1/namespaces/${a.namespace}/poddisruptionbudgets`;
   if (!existing) {
-    await d.transport.call('POST', path, memberDisruptionBudget(a, uid, minAvailable)).catch(ignoreConflict);
+    await d.transport.call('POST', path, memberDisruptionBudget(a, uid, minAvailable)).catch(ignoreStatus(409));
   } else if (existing.spec?.minAvailable !== minAvailable) {
     await d.transport.call('PATCH', `${path}/${a.cluster}`, { spec: { minAvailable } }, 'application/merge-patch+json');
   }
-}
-
-function ignoreConflict(err: unknown): void {
-  if (!(err instanceof ApiError && err.status === 409)) throw err;
 }
