@@ -70,9 +70,11 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
 
   const work = async (active: AbortSignal): Promise<void> => {
     const watching = reflectors.map((r) => r.run(active));
-    await Promise.all(reflectors.map((r) => r.waitForSync()));
-    o.log.info('caches synced; reconciling');
-    await controller.run(active);
+    const synced = await Promise.all(reflectors.map((r) => r.waitForSync(active)));
+    if (synced.every(Boolean)) {
+      o.log.info('caches synced; reconciling');
+      await controller.run(active);
+    }
     await Promise.all(watching);
   };
   try {

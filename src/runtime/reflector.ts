@@ -65,8 +65,25 @@ export class Reflector<T extends KubeObject> {
     return this;
   }
 
-  waitForSync(): Promise<void> {
-    return this.synced ? Promise.resolve() : new Promise((resolve) => this.syncWaiters.push(resolve));
+  /**
+   * Resolves true once the first list has filled the store, or false if `signal` aborts first: a shutdown
+   * (or a lost leadership) before the first sync must not wait for a sync that will never come.
+   */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const abandon = (): void => {
+        this.syncWaiters.splice(this.syncWaiters.indexOf(synced), 1);
+        resolve(false);
+      };
+      const synced = (): void => {
+        signal?.removeEventListener('abort', abandon);
+        resolve(true);
+      };
+      this.syncWaiters.push(synced);
+      signal?.addEventListener('abort', abandon, { once: true });
+    });
   }
 
   /** Runs until the signal aborts. Never throws: errors go to onError and are retried with backoff. */
