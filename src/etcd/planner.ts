@@ -78,6 +78,16 @@ export type Action =
 
 export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
 
+/** The voting members (learners do not count towards quorum). */
+export const votersOf = (members: readonly MemberView[] = []): MemberView[] => members.filter((m) => !m.isLearner);
+
+/** Whether a member answered its status call. */
+export const answers = (health: readonly MemberHealth[], name: string): boolean => health.some((h) => h.name === name);
+
+/** How many of these members answered. */
+export const answering = (members: readonly MemberView[], health: readonly MemberHealth[]): number =>
+  members.filter((m) => answers(health, m.name)).length;
+
 export function plan(s: ClusterState): Action {
   if (s.paused) return { type: 'Paused' };
   const pods = s.pods.filter((p) => !p.terminating);
@@ -101,7 +111,7 @@ function planBootstrap(s: ClusterState, pods: PodView[]): Action {
 function planMembership(s: ClusterState, pods: PodView[], members: MemberView[]): Action {
   const podOf = (name: string): PodView | undefined => pods.find((p) => p.name === name);
   const healthOf = (name: string): MemberHealth | undefined => s.health.find((h) => h.name === name);
-  const voters = members.filter((m) => !m.isLearner);
+  const voters = votersOf(members);
   const leader = s.health.find((h) => h.isLeader);
 
   // 3. Finish a change in flight.
@@ -123,7 +133,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[])
   for (const m of voters.filter((v) => !podOf(v.name))) {
     if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, reason: 'pod gone; rejoining with its data' };
   }
-  const healthyVoters = voters.filter((m) => healthOf(m.name)).length;
+  const healthyVoters = answering(voters, s.health);
   if (healthyVoters < quorum(voters.length)) {
     const lostForGood = voters.filter((m) => !podOf(m.name) && !s.claims.includes(m.name)).length;
     if (voters.length - lostForGood < quorum(voters.length)) {
@@ -159,12 +169,12 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[])
 
 /** Removes a member, after moving leadership away from it, if removing it leaves a quorum of healthy members. */
 function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
-  const healthyAfter = voters.filter((v) => v.name !== m.name && s.health.some((h) => h.name === v.name)).length;
+  const healthyAfter = answering(voters.filter((v) => v.name !== m.name), s.health);
   if (healthyAfter < quorum(voters.length - 1)) {
     return { type: 'Wait', reason: `removing ${m.name} would leave ${healthyAfter} healthy of ${voters.length - 1}: no quorum` };
   }
   if (leader?.name === m.name) {
-    const successor = voters.find((v) => v.name !== m.name && s.health.some((h) => h.name === v.name));
+    const successor = voters.find((v) => v.name !== m.name && answers(s.health, v.name));
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before removing ${m.name}` };
   }
   return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };

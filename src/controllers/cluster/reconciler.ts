@@ -10,7 +10,7 @@ import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
-import { plan } from '../../etcd/planner.js';
+import { plan, votersOf } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
 import { memberDisruptionBudget, minAvailable } from '../../k8s/disruption-budget.js';
@@ -53,7 +53,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const action = plan(state);
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
     const requeueAfterMs = await execute(action, { transport: d.transport, etcd: d.etcd, cluster, address, ...etcdView, log });
-    await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, state.members?.filter((m) => !m.isLearner).length ?? 0)));
+    await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
     const versions = [...etcdView.statuses.values()].map((s) => s.version).filter((v) => v !== '');
     const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;

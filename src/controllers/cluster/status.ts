@@ -1,6 +1,6 @@
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { Action, ClusterState } from '../../etcd/planner.js';
-import { quorum } from '../../etcd/planner.js';
+import { answering, quorum, votersOf } from '../../etcd/planner.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
 import { clusterLabels, labelSelector } from '../../k8s/labels.js';
 
@@ -16,8 +16,8 @@ const BUSY: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'CreatePod', 'Ad
 export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, versions: string[], now: string): ClusterStatus {
   const prev = cluster.status;
   const bootstrapped = s.bootstrapped || action.type === 'MarkBootstrapped';
-  const voters = s.members?.filter((m) => !m.isLearner) ?? [];
-  const healthyVoters = voters.filter((m) => s.health.some((h) => h.name === m.name)).length;
+  const voters = votersOf(s.members);
+  const healthyVoters = answering(voters, s.health);
   const available = bootstrapped && voters.length > 0 && healthyVoters >= quorum(voters.length);
   const memberNames = new Set(s.members?.map((m) => m.name));
   const memberPods = s.pods.filter((p) => memberNames.has(p.name) && !p.terminating);
