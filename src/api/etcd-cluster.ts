@@ -105,6 +105,12 @@ export const clusterStatus = object({
 });
 
 export type ClusterSpec = Infer<typeof clusterSpec>;
+
+/** The etcd version a spec asks for, without the tolerated leading "v" (the API server applies the default). */
+export const specVersion = (spec: ClusterSpec): string => (spec.version ?? DEFAULT_ETCD_VERSION).replace(/^v/, '');
+
+/** The image of a spec's etcd version: release tags carry the "v". */
+export const specImage = (spec: ClusterSpec): string => `${spec.repository ?? DEFAULT_REPOSITORY}:v${specVersion(spec)}`;
 export type ClusterStatus = Infer<typeof clusterStatus>;
 export type Condition = Infer<typeof condition>;
 

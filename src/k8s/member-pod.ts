@@ -1,6 +1,7 @@
 import type { V1Affinity, V1Pod } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
 import type { ClusterAddress } from '../etcd/identity.js';
+import { specImage, specVersion } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
 import { ownedByCluster } from './owner.js';
@@ -23,9 +24,6 @@ export interface MemberPodInput {
   bootstrapMembers?: string[];
   withClaim: boolean;
 }
-
-export const imageOf = (spec: ClusterSpec): string =>
-  `${spec.repository ?? 'quay.io/coreos/etcd'}:v${(spec.version ?? '').replace(/^v/, '')}`;
 
 /** CoreOS's deprecated `antiAffinity: true`: members on different nodes, unless an explicit affinity is given. */
 function affinityOf(spec: ClusterSpec, cluster: string): V1Affinity | undefined {
@@ -50,7 +48,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       labels: { ...policy.labels, ...clusterLabels(address.cluster) },
       annotations: {
         ...policy.annotations,
-        [ANNOTATION_VERSION]: (spec.version ?? '').replace(/^v/, ''),
+        [ANNOTATION_VERSION]: specVersion(spec),
         ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
       },
       ownerReferences: [ownedByCluster(address.cluster, i.clusterUid)],
@@ -64,7 +62,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       restartPolicy: 'Always',
       containers: [{
         name: 'etcd',
-        image: imageOf(spec),
+        image: specImage(spec),
         command: [
           '/usr/local/bin/etcd',
           `--name=${member}`,

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageOf, memberPod } from '../../src/k8s/member-pod.js';
+import { memberPod } from '../../src/k8s/member-pod.js';
+import { specImage } from '../../src/api/etcd-cluster.js';
 import { minAvailable } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
 import { initialCluster, memberOfPeerUrl, newMemberName, peerUrl } from '../../src/etcd/identity.js';
@@ -45,8 +46,9 @@ test('the member pod runs etcd with its identity and the cluster token, owned by
 });
 
 test('the image tag is v-prefixed whether or not the spec version is', () => {
-  assert.equal(imageOf({ size: 1, version: '3.5.17', repository: 'quay.io/coreos/etcd' }), 'quay.io/coreos/etcd:v3.5.17');
-  assert.equal(imageOf({ size: 1, version: 'v3.6.5', repository: 'r.example/etcd' }), 'r.example/etcd:v3.6.5');
+  assert.equal(specImage({ size: 1, version: '3.5.17', repository: 'quay.io/coreos/etcd' }), 'quay.io/coreos/etcd:v3.5.17');
+  assert.equal(specImage({ size: 1, version: 'v3.6.5', repository: 'r.example/etcd' }), 'r.example/etcd:v3.6.5');
+  assert.equal(specImage({ size: 1 }), 'quay.io/coreos/etcd:v3.5.17', 'the defaults, as the API server would apply them');
 });
 
 test('user labels and annotations are kept, the operator’s own win; CoreOS antiAffinity becomes an affinity', () => {

@@ -1,3 +1,4 @@
+import { specVersion } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { Action, ClusterState } from '../../etcd/planner.js';
 import { answering, quorum, votersOf } from '../../etcd/planner.js';
@@ -24,7 +25,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const ready = memberPods.filter((p) => p.ready).map((p) => p.name).sort();
   const unready = [...memberNames].filter((n) => !ready.includes(n)).sort();
   const leader = s.health.find((h) => h.isLeader)?.name;
-  const target = (cluster.spec.version ?? '').replace(/^v/, '');
+  const target = specVersion(cluster.spec);
   const current = versions.length > 0 ? [...versions].sort()[0] : prev?.currentVersion;
   const busy = BUSY.includes(action.type);
   const detail = 'reason' in action ? action.reason : action.type;
