@@ -109,8 +109,8 @@ export type ClusterSpec = Infer<typeof clusterSpec>;
 /** The etcd version a spec asks for, without the tolerated leading "v" (the API server applies the default). */
 export const specVersion = (spec: ClusterSpec): string => (spec.version ?? DEFAULT_ETCD_VERSION).replace(/^v/, '');
 
-/** The image of a spec's etcd version: release tags carry the "v". */
-export const specImage = (spec: ClusterSpec): string => `${spec.repository ?? DEFAULT_REPOSITORY}:v${specVersion(spec)}`;
+/** The image of an etcd version from a spec's repository: release tags carry the "v". */
+export const imageOf = (spec: ClusterSpec, version: string): string => `${spec.repository ?? DEFAULT_REPOSITORY}:v${version}`;
 export type ClusterStatus = Infer<typeof clusterStatus>;
 export type Condition = Infer<typeof condition>;
 

@@ -13,8 +13,18 @@
  *    without one, is removed (to be replaced); a member failed or unready past the threshold is replaced.
  *    Removal needs quorum among the rest; the leader hands leadership over first.
  * 5. Readiness gate: while any member is unready, nothing else.
- * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader.
+ * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members still on
+ *    an old version first.
+ * 7. Roll members to the target version one at a time, once every member is caught up: a member with a
+ *    volume restarts on its data with the new image; one without is replaced by adding a new member first
+ *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
+ *    an upgraded member. A version etcd cannot move to is refused, and never started: new members keep
+ *    the version that runs.
  */
+
+import { highestVersion, upgradeVerdict } from './versions.js';
+import type { VersionVerdict } from './versions.js';
+
 
 export interface MemberView {
   id: string;
@@ -34,6 +44,8 @@ export interface PodView {
   unreadyForMs: number;
   /** The members of the initial cluster, for a pod created by a bootstrap (state "new"). */
   bootstrapMembers?: string[];
+  /** The etcd version the pod runs. */
+  version: string;
 }
 
 export interface MemberHealth {
@@ -59,21 +71,24 @@ export interface ClusterState {
   replaceAfterMs: number;
   /** A learner within this many raft entries of the leader is caught up. */
   learnerMaxLag: number;
+  /** The version the spec asks for. */
+  targetVersion: string;
 }
 
 export type Action =
   | { type: 'Paused' }
-  | { type: 'Bootstrap'; size: number }
-  | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[] }
+  | { type: 'Bootstrap'; size: number; version: string }
+  | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string }
   | { type: 'MarkBootstrapped' }
-  | { type: 'CreatePod'; member: string; reason: string }
-  | { type: 'AddMember'; learner: boolean }
+  | { type: 'CreatePod'; member: string; version: string; reason: string }
+  | { type: 'AddMember'; learner: boolean; version: string; reason: string }
   | { type: 'PromoteLearner'; memberId: string; member: string }
   | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
   | { type: 'MoveLeader'; toMemberId: string; to: string; reason: string }
   | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string }
   | { type: 'Wait'; reason: string }
   | { type: 'QuorumLost'; reason: string }
+  | { type: 'UpgradeRefused'; reason: string }
   | { type: 'Steady' };
 
 export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
@@ -88,27 +103,48 @@ export const answers = (health: readonly MemberHealth[], name: string): boolean 
 export const answering = (members: readonly MemberView[], health: readonly MemberHealth[]): number =>
   members.filter((m) => answers(health, m.name)).length;
 
+export interface Rollout {
+  verdict: VersionVerdict;
+  /** Member pods not on the target version. */
+  stale: string[];
+  /** The version new members get: the target if it may be rolled out, else the highest that runs. */
+  newMemberVersion: string;
+}
+
+export function rollout(s: ClusterState): Rollout {
+  const pods = s.pods.filter((p) => !p.terminating && (!s.members || s.members.some((m) => m.name === p.name)));
+  const running = [...new Set(pods.map((p) => p.version).filter((v) => v !== ''))];
+  const verdict = upgradeVerdict(running, s.targetVersion);
+  return {
+    verdict,
+    stale: pods.filter((p) => p.version !== s.targetVersion).map((p) => p.name).sort(),
+    newMemberVersion: verdict.allowed ? s.targetVersion : highestVersion(running) ?? s.targetVersion,
+  };
+}
+
 export function plan(s: ClusterState): Action {
   if (s.paused) return { type: 'Paused' };
   const pods = s.pods.filter((p) => !p.terminating);
-  if (!s.bootstrapped) return planBootstrap(s, pods);
+  const r = rollout(s);
+  if (!s.bootstrapped) return planBootstrap(s, pods, r.newMemberVersion);
   if (!s.members) return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
-  return planMembership(s, pods, s.members);
+  return planMembership(s, pods, s.members, r);
 }
 
-function planBootstrap(s: ClusterState, pods: PodView[]): Action {
+function planBootstrap(s: ClusterState, pods: PodView[], version: string): Action {
   const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers;
-  if (!initial) return pods.length === 0 ? { type: 'Bootstrap', size: s.desiredSize } : { type: 'Wait', reason: 'pods of an unknown bootstrap exist' };
+  if (!initial) return pods.length === 0 ? { type: 'Bootstrap', size: s.desiredSize, version } : { type: 'Wait', reason: 'pods of an unknown bootstrap exist' };
   // Once every initial member has started, the cluster exists: from then on no member is ever created with
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
   const started = initial.filter((m) => s.members?.some((v) => v.name === m && v.started));
   if (started.length === initial.length) return { type: 'MarkBootstrapped' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
-  if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing };
+  if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
   return { type: 'Wait', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
 }
 
-function planMembership(s: ClusterState, pods: PodView[], members: MemberView[]): Action {
+function planMembership(s: ClusterState, pods: PodView[], members: MemberView[], r: Rollout): Action {
+  const version = r.newMemberVersion;
   const podOf = (name: string): PodView | undefined => pods.find((p) => p.name === name);
   const healthOf = (name: string): MemberHealth | undefined => s.health.find((h) => h.name === name);
   const voters = votersOf(members);
@@ -117,7 +153,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[])
   // 3. Finish a change in flight.
   const learner = members.find((m) => m.isLearner);
   if (learner) {
-    if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, reason: 'learner added; starting its pod' };
+    if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, version, reason: 'learner added; starting its pod' };
     const index = healthOf(learner.name)?.raftIndex;
     if (leader && index !== undefined && leader.raftIndex - index <= s.learnerMaxLag) {
       return { type: 'PromoteLearner', memberId: learner.id, member: learner.name };
@@ -125,13 +161,13 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[])
     return { type: 'Wait', reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started && !podOf(m.name));
-  if (unstarted) return { type: 'CreatePod', member: unstarted.name, reason: 'member added; starting its pod' };
+  if (unstarted) return { type: 'CreatePod', member: unstarted.name, version, reason: 'member added; starting its pod' };
 
   // 4. Repairs.
   const orphan = pods.find((p) => !members.some((m) => m.name === p.name));
   if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: true, reason: 'pod is not a member of the cluster' };
   for (const m of voters.filter((v) => !podOf(v.name))) {
-    if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, reason: 'pod gone; rejoining with its data' };
+    if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, version, reason: 'pod gone; rejoining with its data' };
   }
   const healthyVoters = answering(voters, s.health);
   if (healthyVoters < quorum(voters.length)) {
@@ -159,12 +195,29 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[])
   if (unready) return { type: 'Wait', reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
-  if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners };
+  if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
+  const stale = voters.filter((m) => r.stale.includes(m.name));
   if (voters.length > s.desiredSize) {
-    const candidate = [...voters].sort((a, b) => a.name.localeCompare(b.name)).find((m) => m.name !== leader?.name);
+    // Old versions leave first (this finishes the replacement of a member without a volume), the leader last.
+    const rank = (m: MemberView): number => (stale.includes(m) ? 0 : 2) + (m.name === leader?.name ? 1 : 0);
+    const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))[0];
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
   }
-  return { type: 'Steady' };
+
+  // 7. Roll to the target version.
+  if (stale.length === 0) return { type: 'Steady' };
+  if (!r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
+  const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
+  if (lagging) return { type: 'Wait', reason: `${lagging.name} is catching up before the next upgrade step` };
+  const next = stale.find((m) => m.name !== leader?.name) ?? stale[0];
+  if (!next) return { type: 'Steady' };
+  const step = `upgrading ${next.name} to ${s.targetVersion}`;
+  if (next.name === leader?.name) {
+    const successor = voters.find((v) => v.name !== next.name && !stale.includes(v) && answers(s.health, v.name));
+    if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
+  }
+  if (s.claims.includes(next.name)) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
+  return { type: 'AddMember', learner: s.supportsLearners, version, reason: `${step}: adding its replacement first` };
 }
 
 /** Removes a member, after moving leadership away from it, if removing it leaves a quorum of healthy members. */

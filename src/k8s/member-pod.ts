@@ -1,7 +1,7 @@
 import type { V1Affinity, V1Pod } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
 import type { ClusterAddress } from '../etcd/identity.js';
-import { specImage, specVersion } from '../api/etcd-cluster.js';
+import { imageOf } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
 import { ownedByCluster } from './owner.js';
@@ -14,6 +14,8 @@ export interface MemberPodInput {
   clusterUid: string;
   spec: ClusterSpec;
   member: string;
+  /** The etcd version it runs (without a leading "v"). */
+  version: string;
   /** "new" only for the members of a first bootstrap; "existing" for every member added later. */
   state: 'new' | 'existing';
   /** etcd's --initial-cluster: the bootstrap members, or the current members plus this one. */
@@ -48,7 +50,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       labels: { ...policy.labels, ...clusterLabels(address.cluster) },
       annotations: {
         ...policy.annotations,
-        [ANNOTATION_VERSION]: specVersion(spec),
+        [ANNOTATION_VERSION]: i.version,
         ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
       },
       ownerReferences: [ownedByCluster(address.cluster, i.clusterUid)],
@@ -62,7 +64,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       restartPolicy: 'Always',
       containers: [{
         name: 'etcd',
-        image: specImage(spec),
+        image: imageOf(spec, i.version),
         command: [
           '/usr/local/bin/etcd',
           `--name=${member}`,

@@ -1,14 +1,9 @@
 import { test } from 'node:test';
-import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { CoreV1Api } from '@kubernetes/client-node';
-import type { V1Pod } from '@kubernetes/client-node';
-import { ApiTransport } from '../../src/runtime/transport.js';
-import { etcdClusterCrd } from '../../src/api/crds.js';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
-import { adminKubeConfig, eventually, lab, testNamespace } from '../support/lab.js';
-import { ensureCrd } from '../support/test-crd.js';
+import { eventually, lab } from '../support/lab.js';
+import { isReady, onVolumes, staticVolumes, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGet, etcdGetPrefix, etcdPut } from '../support/etcd-gateway.js';
 import { EtcdClient, memberName } from '../../src/etcd/client.js';
@@ -17,20 +12,6 @@ import { labLookup } from '../support/lab-dns.js';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-
-interface Testbed { core: CoreV1Api; transport: ApiTransport; namespace: string; path: string }
-
-/** The CRD installed, a namespace of the test's own, and clients; the operator is started by each test. */
-async function testbed(t: TestContext, prefix: string): Promise<Testbed> {
-  const kc = adminKubeConfig();
-  const transport = new ApiTransport(kc);
-  t.after(() => { transport.agent.destroy(); });
-  await ensureCrd(transport, etcdClusterCrd());
-  const namespace = await testNamespace(t, prefix);
-  return { core: kc.makeApiClient(CoreV1Api), transport, namespace, path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters` };
-}
-
-const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 const exampleManifest = fileURLToPath(new URL('../../../examples/etcd-cluster.yaml', import.meta.url));
 
@@ -199,24 +180,11 @@ test('the operator killed in the middle of a scale-up resumes: right size, no or
 });
 
 test('with a PVC, a deleted member pod comes back under the same name with its data, not replaced', async (t) => {
-  const { core, transport, namespace, path } = await testbed(t, 'pvc');
-  // Static hostPath volumes of a class only this test asks for (the lab has no dynamic provisioner).
-  const storageClassName = `lab-hostpath-${namespace}`;
-  const volumes = [0, 1, 2].map((i) => `${namespace}-pv-${i}`);
-  for (const name of volumes) {
-    await core.createPersistentVolume({ body: {
-      metadata: { name },
-      spec: {
-        storageClassName, capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain',
-        hostPath: { path: `/var/lib/etcd-operator-lab/volumes/${name}`, type: 'DirectoryOrCreate' },
-      },
-    } });
-  }
-  t.after(async () => { for (const name of volumes) await core.deletePersistentVolume({ name }).catch(() => undefined); });
+  const bed = await testbed(t, 'pvc');
+  const { core, transport, namespace, path } = bed;
+  const storageClassName = await staticVolumes(t, bed, 3);
   startOperator(t, namespace);
-  await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'kept' }, spec: {
-    size: 3, pod: { persistentVolumeClaimSpec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-  } });
+  await bed.create('kept', { size: 3, pod: onVolumes(storageClassName) });
   const running = async (): Promise<EtcdCluster | undefined> => {
     const c = (await transport.call('GET', `${path}/kept`)) as EtcdCluster;
     return c.status?.readyMembers === 3 && c.status.phase === 'Running' ? c : undefined;

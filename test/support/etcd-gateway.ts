@@ -3,14 +3,22 @@ import type { LookupFunction } from 'node:net';
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
+export interface CallOptions {
+  lookup?: LookupFunction;
+  timeoutMs?: number;
+  /** A new connection for the call, as a client that fails over would open after an error. */
+  fresh?: boolean;
+}
+
 /** One call to etcd's v3 JSON gateway (`POST /v3/...`), the way any HTTP client would talk to etcd. */
-function post(endpoint: string, path: string, body: unknown, lookup?: LookupFunction): Promise<unknown> {
+function post(endpoint: string, path: string, body: unknown, options: CallOptions | LookupFunction = {}): Promise<unknown> {
+  const { lookup, timeoutMs = 5000, fresh = false } = typeof options === 'function' ? { lookup: options } : options;
   const url = new URL(path, endpoint);
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: 'POST', lookup, timeout: 5000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      { method: 'POST', lookup, timeout: timeoutMs, ...(fresh ? { agent: false } : {}), headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -27,21 +35,23 @@ function post(endpoint: string, path: string, body: unknown, lookup?: LookupFunc
   });
 }
 
-export async function etcdPut(endpoint: string, key: string, value: string, lookup?: LookupFunction): Promise<void> {
-  await post(endpoint, '/v3/kv/put', { key: b64(key), value: b64(value) }, lookup);
+/** Answers the revision of the write. */
+export async function etcdPut(endpoint: string, key: string, value: string, options?: CallOptions | LookupFunction): Promise<number> {
+  const res = (await post(endpoint, '/v3/kv/put', { key: b64(key), value: b64(value) }, options)) as { header?: { revision?: string } };
+  return Number(res.header?.revision ?? 0);
 }
 
-export async function etcdGet(endpoint: string, key: string, lookup?: LookupFunction): Promise<string | undefined> {
-  const res = (await post(endpoint, '/v3/kv/range', { key: b64(key) }, lookup)) as { kvs?: { value?: string }[] };
+export async function etcdGet(endpoint: string, key: string, options?: CallOptions | LookupFunction): Promise<string | undefined> {
+  const res = (await post(endpoint, '/v3/kv/range', { key: b64(key) }, options)) as { kvs?: { value?: string }[] };
   const value = res.kvs?.[0]?.value;
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 }
 
 /** Every key under a prefix with its value, in one range request. */
-export async function etcdGetPrefix(endpoint: string, prefix: string, lookup?: LookupFunction): Promise<Map<string, string>> {
+export async function etcdGetPrefix(endpoint: string, prefix: string, options?: CallOptions | LookupFunction): Promise<Map<string, string>> {
   const end = Buffer.from(prefix, 'utf8');
   end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
-  const res = (await post(endpoint, '/v3/kv/range', { key: b64(prefix), range_end: end.toString('base64') }, lookup)) as {
+  const res = (await post(endpoint, '/v3/kv/range', { key: b64(prefix), range_end: end.toString('base64') }, options)) as {
     kvs?: { key?: string; value?: string }[];
   };
   const decode = (s?: string): string => Buffer.from(s ?? '', 'base64').toString('utf8');

@@ -11,10 +11,10 @@ const cluster = (o: Partial<EtcdCluster> = {}): EtcdCluster => ({
 });
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
-  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0 })),
+  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17' })),
   claims: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })),
   health: [{ name: 'a', raftIndex: 9, isLeader: true }, { name: 'b', raftIndex: 9, isLeader: false }, { name: 'c', raftIndex: 9, isLeader: false }],
-  supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, ...o,
+  supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', ...o,
 });
 const NOW = '2026-11-22T00:00:00Z';
 const cond = (s: ReturnType<typeof clusterStatus>, type: string): string | undefined => s.conditions?.find((c) => c.type === type)?.status;
@@ -34,7 +34,7 @@ test('a healthy cluster is Running, Available, not Progressing, not Degraded', (
 
 test('phases follow what the cluster is doing', () => {
   assert.equal(clusterStatus(cluster(), state({ bootstrapped: false }), { type: 'Wait', reason: 'x' }, [], NOW).phase, 'Creating');
-  assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true }, [], NOW).phase, 'Scaling');
+  assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' }, [], NOW).phase, 'Scaling');
   assert.equal(clusterStatus(cluster(), state(), { type: 'Paused' }, [], NOW).phase, 'Paused');
   const lost = clusterStatus(cluster(), state(), { type: 'QuorumLost', reason: '2 of 3 members are gone' }, [], NOW);
   assert.equal(lost.phase, 'Failed');
@@ -58,10 +58,24 @@ test('a condition keeps its transition time while its status holds', () => {
   assert.equal(later.conditions?.find((c) => c.type === 'Available')?.lastTransitionTime, NOW);
 });
 
-test('pod views: readiness, how long unready, terminating, and the bootstrap a pod came from', () => {
+test('pod views: readiness, how long unready, terminating, the bootstrap a pod came from and its version', () => {
   const view = podView({
-    metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q' }, deletionTimestamp: new Date(5) },
+    metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q', 'etcd.version': '3.6.5' }, deletionTimestamp: new Date(5) },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(1000) }] },
   }, 61_000);
-  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, unreadyForMs: 60_000, bootstrapMembers: ['p', 'q'] });
+  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, unreadyForMs: 60_000, bootstrapMembers: ['p', 'q'], version: '3.6.5' });
+});
+
+test('while members roll to a new version the phase is Upgrading; a refused version says why', () => {
+  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, unreadyForMs: 0, version: i === 0 ? '3.5.35' : '3.5.17' }));
+  const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', reason: 'x' }, ['3.5.35', '3.5.17', '3.5.17'], NOW);
+  assert.equal(rolling.phase, 'Upgrading');
+  assert.deepEqual([rolling.currentVersion, rolling.targetVersion], ['3.5.17', '3.5.35']);
+  assert.equal(cond(rolling, 'UpgradeRefused'), 'False');
+  const refused = clusterStatus(cluster({ spec: { size: 3, version: '3.6.5' } }), state({ targetVersion: '3.6.5' }), { type: 'UpgradeRefused', reason: 'x' }, ['3.5.17'], NOW);
+  assert.equal(refused.phase, 'Running', 'nothing is being done');
+  const c = refused.conditions?.find((x) => x.type === 'UpgradeRefused');
+  assert.equal(c?.status, 'True');
+  assert.equal(c?.reason, 'PatchTooOld');
+  assert.match(c?.message ?? '', /3\.5\.32 or later/);
 });

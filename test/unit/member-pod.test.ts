@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memberPod } from '../../src/k8s/member-pod.js';
-import { specImage } from '../../src/api/etcd-cluster.js';
+import { imageOf } from '../../src/api/etcd-cluster.js';
 import { minAvailable } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
 import { initialCluster, memberOfPeerUrl, newMemberName, peerUrl } from '../../src/etcd/identity.js';
@@ -10,7 +10,7 @@ import type { ClusterAddress } from '../../src/etcd/identity.js';
 const address: ClusterAddress = { cluster: 'example', namespace: 'prod', domain: 'cluster.local', tls: false };
 const input = (o: Partial<MemberPodInput> = {}): MemberPodInput => ({
   address, clusterUid: 'uid-1', spec: { size: 3, version: '3.5.17', repository: 'quay.io/coreos/etcd' },
-  member: 'example-0a1b2c3d', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, ...o,
+  member: 'example-0a1b2c3d', version: '3.5.17', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, ...o,
 });
 
 test('member identity: fresh names, peer URLs on the headless Service, and back', () => {
@@ -45,10 +45,12 @@ test('the member pod runs etcd with its identity and the cluster token, owned by
   assert.equal(memberPod(input({ withClaim: true })).spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, 'example-0a1b2c3d');
 });
 
-test('the image tag is v-prefixed whether or not the spec version is', () => {
-  assert.equal(specImage({ size: 1, version: '3.5.17', repository: 'quay.io/coreos/etcd' }), 'quay.io/coreos/etcd:v3.5.17');
-  assert.equal(specImage({ size: 1, version: 'v3.6.5', repository: 'r.example/etcd' }), 'r.example/etcd:v3.6.5');
-  assert.equal(specImage({ size: 1 }), 'quay.io/coreos/etcd:v3.5.17', 'the defaults, as the API server would apply them');
+test('the image is the spec repository tagged with the v-prefixed version the member runs', () => {
+  assert.equal(imageOf({ size: 1, repository: 'r.example/etcd' }, '3.6.5'), 'r.example/etcd:v3.6.5');
+  assert.equal(imageOf({ size: 1 }, '3.5.17'), 'quay.io/coreos/etcd:v3.5.17', 'the default repository, as the API server would apply it');
+  const pod = memberPod(input({ version: '3.6.5' }));
+  assert.equal(pod.spec?.containers[0]?.image, 'quay.io/coreos/etcd:v3.6.5');
+  assert.equal(pod.metadata?.annotations?.['etcd.version'], '3.6.5', 'the version is recorded for the rollout');
 });
 
 test('user labels and annotations are kept, the operator’s own win; CoreOS antiAffinity becomes an affinity', () => {

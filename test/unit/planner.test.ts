@@ -4,7 +4,7 @@ import { plan, quorum } from '../../src/etcd/planner.js';
 import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
-  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, ...o });
+  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
 const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, ...o });
 
@@ -15,7 +15,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [],
     members: names.map((n) => member(n)),
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10,
+    supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17',
     ...o,
   };
 }
@@ -31,13 +31,13 @@ test('paused clusters get no action, whatever their state', () => {
 });
 
 test('a cluster that never came up is bootstrapped with all its members at once', () => {
-  assert.deepEqual(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined })), { type: 'Bootstrap', size: 3 });
+  assert.deepEqual(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined })), { type: 'Bootstrap', size: 3, version: '3.5.17' });
 });
 
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
   const initial = ['a', 'b', 'c'];
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('a', { bootstrapMembers: initial, ready: false })] });
-  assert.deepEqual(plan(s), { type: 'ResumeBootstrap', initialMembers: initial, missing: ['b', 'c'] });
+  assert.deepEqual(plan(s), { type: 'ResumeBootstrap', initialMembers: initial, missing: ['b', 'c'], version: '3.5.17' });
 });
 
 test('a bootstrap is marked done once every initial member has started, answering or not', () => {
@@ -68,14 +68,14 @@ test('pods of an unknown bootstrap are not touched', () => {
 });
 
 test('scale up adds one member, as a learner where supported', () => {
-  assert.deepEqual(plan(healthy(['a', 'b', 'c'], { desiredSize: 5 })), { type: 'AddMember', learner: true });
-  assert.deepEqual(plan(healthy(['a'], { desiredSize: 3, supportsLearners: false })), { type: 'AddMember', learner: false });
+  assert.deepEqual(plan(healthy(['a', 'b', 'c'], { desiredSize: 5 })), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' });
+  assert.deepEqual(plan(healthy(['a'], { desiredSize: 3, supportsLearners: false })), { type: 'AddMember', learner: false, version: '3.5.17', reason: 'scaling up to 3' });
 });
 
 test('an added learner gets its pod, waits to catch up, then is promoted; never a second learner meanwhile', () => {
   const base = healthy(['a', 'b', 'c'], { desiredSize: 5 });
   const added = { ...base, members: [...(base.members ?? []), member('d', { isLearner: true, started: false })] };
-  assert.deepEqual(plan(added), { type: 'CreatePod', member: 'd', reason: 'learner added; starting its pod' });
+  assert.deepEqual(plan(added), { type: 'CreatePod', member: 'd', version: '3.5.17', reason: 'learner added; starting its pod' });
   const lagging = { ...added, pods: [...added.pods, pod('d')], health: [...added.health, health('d', { raftIndex: 50 })] };
   assert.equal(type(plan(lagging)), 'Wait');
   const caughtUp = { ...lagging, health: [...added.health, health('d', { raftIndex: 95 })] };
@@ -100,7 +100,7 @@ test('a pod that is not a member is deleted with its claim', () => {
 
 test('a member whose pod is gone rejoins on its volume, or without one is removed for replacement', () => {
   const withoutPod = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b')], health: [health('a', { isLeader: true }), health('b')] });
-  assert.deepEqual(plan({ ...withoutPod, claims: ['a', 'b', 'c'] }), { type: 'CreatePod', member: 'c', reason: 'pod gone; rejoining with its data' });
+  assert.deepEqual(plan({ ...withoutPod, claims: ['a', 'b', 'c'] }), { type: 'CreatePod', member: 'c', version: '3.5.17', reason: 'pod gone; rejoining with its data' });
   assert.deepEqual(plan(withoutPod), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'pod gone and no volume; replacing the member' });
 });
 
@@ -151,7 +151,7 @@ test('no member answering means wait, never a destructive action', () => {
 
 test('terminating pods do not count as members’ pods', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true })], claims: ['c'] });
-  assert.deepEqual(plan(s), { type: 'CreatePod', member: 'c', reason: 'pod gone; rejoining with its data' });
+  assert.deepEqual(plan(s), { type: 'CreatePod', member: 'c', version: '3.5.17', reason: 'pod gone; rejoining with its data' });
 });
 
 test('a healthy cluster at its size is steady', () => {
@@ -166,4 +166,51 @@ test('over every small state, the planner never removes or deletes while the mem
       assert.ok(['Wait', 'Paused'].includes(plan(s).type), `size ${size}, ${podsPresent} pods`);
     }
   }
+});
+
+/** A healthy cluster of a, b, c (a leading) on 3.5.17, asked to run `target`. */
+const rolling = (target: string, o: Partial<ClusterState> = {}): ClusterState => healthy(['a', 'b', 'c'], { targetVersion: target, ...o });
+
+test('an upgrade restarts members with volumes on their data, one at a time, followers first', () => {
+  assert.deepEqual(plan(rolling('3.5.35', { claims: ['a', 'b', 'c'] })),
+    { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'upgrading b to 3.5.35: restarting it on its data' });
+  const bDone = rolling('3.5.35', { claims: ['a', 'b', 'c'], pods: [pod('a'), pod('b', { version: '3.5.35' }), pod('c')] });
+  assert.equal((plan(bDone) as { member: string }).member, 'c');
+  const restarting = { ...bDone, pods: [pod('a'), pod('b', { version: '3.5.35', ready: false }), pod('c')] };
+  assert.equal(plan(restarting).type, 'Wait', 'the next step waits for the restarted member to be ready');
+});
+
+test('an upgrade waits until every member is caught up with the leader', () => {
+  const behind = rolling('3.5.35', { health: [health('a', { isLeader: true, raftIndex: 500 }), health('b', { raftIndex: 500 }), health('c', { raftIndex: 100 })] });
+  assert.deepEqual(plan(behind), { type: 'Wait', reason: 'c is catching up before the next upgrade step' });
+});
+
+test('the leader is upgraded last, after leadership moves to an upgraded member', () => {
+  const onlyLeaderLeft = rolling('3.5.35', { claims: ['a', 'b', 'c'], pods: [pod('a'), pod('b', { version: '3.5.35' }), pod('c', { version: '3.5.35' })] });
+  assert.deepEqual(plan(onlyLeaderLeft), { type: 'MoveLeader', toMemberId: 'id-b', to: 'b', reason: 'before upgrading a to 3.5.35' });
+  const moved = { ...onlyLeaderLeft, health: [health('a'), health('b', { isLeader: true }), health('c')] };
+  assert.deepEqual(plan(moved), { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'upgrading a to 3.5.35: restarting it on its data' });
+});
+
+test('without volumes a member is replaced: a new member on the target version first, then the old one removed', () => {
+  assert.deepEqual(plan(rolling('3.6.5', { pods: ['a', 'b', 'c'].map((n) => pod(n, { version: '3.5.35' })) })),
+    { type: 'AddMember', learner: true, version: '3.6.5', reason: 'upgrading b to 3.6.5: adding its replacement first' });
+  const surged = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, targetVersion: '3.6.5', pods: [pod('a', { version: '3.5.35' }), pod('b', { version: '3.5.35' }), pod('c', { version: '3.5.35' }), pod('d', { version: '3.6.5' })] });
+  assert.deepEqual(plan(surged), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' });
+  const leaderLeft = healthy(['a', 'c', 'd', 'e'], { desiredSize: 3, targetVersion: '3.6.5', pods: [pod('a', { version: '3.5.35' }), pod('c'), pod('d'), pod('e')].map((p) => (p.name === 'a' ? p : { ...p, version: '3.6.5' })) });
+  assert.deepEqual(plan(leaderLeft), { type: 'MoveLeader', toMemberId: 'id-c', to: 'c', reason: 'before removing a' }, 'the old leader is removed last, after handing over');
+});
+
+test('a version etcd cannot move to is refused, and repairs keep the version that runs', () => {
+  const skipped = rolling('3.6.5');
+  assert.deepEqual(plan(skipped), { type: 'UpgradeRefused', reason: 'etcd requires every member at 3.5.32 or later before upgrading to 3.6; set version 3.5.32 (or a later 3.5 patch) first' });
+  assert.deepEqual(plan({ ...skipped, desiredSize: 4 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 4' });
+  const downgrade = rolling('3.5.35', { pods: ['a', 'b', 'c'].map((n) => pod(n, { version: '3.6.5' })) });
+  assert.equal(plan(downgrade).type, 'UpgradeRefused');
+  const patchDown = rolling('3.5.17', { pods: ['a', 'b', 'c'].map((n) => pod(n, { version: '3.5.35' })) });
+  assert.equal(plan(patchDown).type, 'AddMember', 'a patch downgrade within a minor version rolls');
+});
+
+test('a new cluster starts on the target version', () => {
+  assert.deepEqual(plan(healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, targetVersion: '3.6.5' })), { type: 'Bootstrap', size: 1, version: '3.6.5' });
 });

@@ -41,21 +41,21 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
   switch (action.type) {
     case 'Bootstrap': {
       const initial = Array.from({ length: action.size }, () => newMemberName(x.address.cluster));
-      for (const m of initial) await createMember(x, m, 'new', initial, initial);
+      for (const m of initial) await createMember(x, m, action.version, 'new', initial, initial);
       return 1000;
     }
     case 'ResumeBootstrap':
-      for (const m of action.missing) await createMember(x, m, 'new', action.initialMembers, action.initialMembers);
+      for (const m of action.missing) await createMember(x, m, action.version, 'new', action.initialMembers, action.initialMembers);
       return 1000;
     case 'MarkBootstrapped':
       return 500;
     case 'CreatePod':
-      await createMember(x, action.member, 'existing', names.includes(action.member) ? names : [...names, action.member]);
+      await createMember(x, action.member, action.version, 'existing', names.includes(action.member) ? names : [...names, action.member]);
       return 1000;
     case 'AddMember': {
       const member = newMemberName(x.address.cluster);
       await x.etcd.memberAdd(leaderEndpoint(x), peerUrl(x.address, member), action.learner);
-      await createMember(x, member, 'existing', [...names, member]);
+      await createMember(x, member, action.version, 'existing', [...names, member]);
       return 1000;
     }
     case 'PromoteLearner':
@@ -74,6 +74,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'Wait':
       return 2000;
     case 'QuorumLost':
+    case 'UpgradeRefused':
       return 30_000;
     case 'Steady':
       return 10_000;
@@ -90,7 +91,9 @@ function leaderEndpoint(x: ExecutionContext, avoid?: string): string {
   return clientUrl(x.address, leader[0]);
 }
 
-async function createMember(x: ExecutionContext, member: string, state: 'new' | 'existing', members: string[], bootstrapMembers?: string[]): Promise<void> {
+async function createMember(
+  x: ExecutionContext, member: string, version: string, state: 'new' | 'existing', members: string[], bootstrapMembers?: string[],
+): Promise<void> {
   const ns = `/api/v1/namespaces/${x.address.namespace}`;
   const uid = x.cluster.metadata.uid ?? '';
   const claimSpec = x.cluster.spec.pod?.persistentVolumeClaimSpec;
@@ -98,12 +101,12 @@ async function createMember(x: ExecutionContext, member: string, state: 'new' | 
     await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec)).catch(ignoreStatus(409));
   }
   const pod = memberPod({
-    address: x.address, clusterUid: uid, spec: x.cluster.spec, member, state,
+    address: x.address, clusterUid: uid, spec: x.cluster.spec, member, version, state,
     initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
   });
   await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoreStatus(409));
-  x.log.info({ member, state }, 'member pod created');
+  x.log.info({ member, version, state }, 'member pod created');
 }
 
 async function deleteMember(x: ExecutionContext, member: string, withClaim: boolean): Promise<void> {

@@ -34,6 +34,7 @@ export interface ClusterReconcilerDeps {
 }
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
+const WARNINGS: Action['type'][] = ['QuorumLost', 'UpgradeRefused'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
@@ -64,7 +65,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     if (!QUIET.includes(action.type)) {
       const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };
       const message = 'reason' in action ? `${action.type}: ${action.reason}` : action.type;
-      await d.events.record(involved, action.type === 'QuorumLost' ? 'Warning' : 'Normal', action.type, message);
+      await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, message);
     }
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
   };

@@ -1,7 +1,7 @@
-import { specVersion } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { Action, ClusterState } from '../../etcd/planner.js';
-import { answering, quorum, votersOf } from '../../etcd/planner.js';
+import { answering, quorum, rollout, votersOf } from '../../etcd/planner.js';
+import { lowestVersion } from '../../etcd/versions.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
 import { clusterLabels, labelSelector } from '../../k8s/labels.js';
 
@@ -12,6 +12,13 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
 }
 
 const BUSY: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'Wait'];
+
+/** The refusal of a version change, while the spec asks for one etcd cannot move to. */
+function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'> {
+  const { verdict, stale } = rollout(s);
+  if (!verdict.allowed && stale.length > 0) return { type: 'UpgradeRefused', status: 'True', reason: verdict.reason, message: verdict.message };
+  return { type: 'UpgradeRefused', status: 'False', reason: 'VersionAccepted', message: `version ${s.targetVersion} accepted` };
+}
 
 /** The status a reconcile reports: what was observed, and what it is doing about it. */
 export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, versions: string[], now: string): ClusterStatus {
@@ -25,13 +32,16 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const ready = memberPods.filter((p) => p.ready).map((p) => p.name).sort();
   const unready = [...memberNames].filter((n) => !ready.includes(n)).sort();
   const leader = s.health.find((h) => h.isLeader)?.name;
-  const target = specVersion(cluster.spec);
-  const current = versions.length > 0 ? [...versions].sort()[0] : prev?.currentVersion;
+  // The lowest version a member reports: etcd's cluster version cannot be above it.
+  const current = lowestVersion(versions) ?? prev?.currentVersion;
+  const { verdict, stale } = rollout(s);
+  const upgrading = verdict.allowed && stale.length > 0;
   const busy = BUSY.includes(action.type);
   const detail = 'reason' in action ? action.reason : action.type;
   const phase = action.type === 'Paused' ? 'Paused'
     : action.type === 'QuorumLost' ? 'Failed'
     : !bootstrapped ? 'Creating'
+    : upgrading ? 'Upgrading'
     : voters.length !== s.desiredSize ? 'Scaling'
     : busy || unready.length > 0 ? 'Recovering'
     : 'Running';
@@ -48,7 +58,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     members: { ready, unready },
     ...(leader ? { leader } : {}),
     ...(current ? { currentVersion: current } : {}),
-    targetVersion: target,
+    targetVersion: s.targetVersion,
     serviceName: `${cluster.metadata.name}-client`,
     clientPort: CLIENT_PORT,
     conditions: [
@@ -61,6 +71,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, action.type === 'QuorumLost' || unready.length > 0
         ? { type: 'Degraded', status: 'True', reason: action.type === 'QuorumLost' ? 'QuorumLost' : 'MembersUnready', message: action.type === 'QuorumLost' ? action.reason : `unready: ${unready.join(', ')}` }
         : { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: 'all members ready' }, now),
+      condition(prev?.conditions, upgradeCondition(s), now),
     ].map((c) => ({ ...c, observedGeneration: generation })),
   };
 }

@@ -2,7 +2,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
 import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
-import { ANNOTATION_INITIAL_CLUSTER } from '../../k8s/labels.js';
+import { ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
+import { specVersion } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
 const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready');
@@ -21,6 +22,7 @@ export function podView(pod: V1Pod, nowMs: number): PodView {
     ready: isReady,
     terminating: pod.metadata?.deletionTimestamp !== undefined,
     unreadyForMs: isReady || !since ? 0 : Math.max(0, nowMs - new Date(since).getTime()),
+    version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
 }
@@ -52,6 +54,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     health: [...o.statuses].map(([name, s]) => memberHealth(name, s)),
     // Learners exist from etcd 3.4; the operator supports nothing older.
     supportsLearners: true,
+    targetVersion: specVersion(cluster.spec),
     ...settings,
   };
 }

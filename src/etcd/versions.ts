@@ -1,0 +1,70 @@
+/**
+ * Which etcd version changes a rolling upgrade may make. etcd supports patch changes within a minor version
+ * (both ways) and upgrades of one minor version at a time; it cannot run an older minor version on data a
+ * newer one has written, and it documents a minimum patch of the old minor for some minor upgrades.
+ */
+
+export interface Version {
+  major: number;
+  minor: number;
+  patch: number;
+}
+
+export function parseVersion(text: string): Version | undefined {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(text);
+  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) } : undefined;
+}
+
+export function compareVersions(a: Version, b: Version): number {
+  return a.major - b.major || a.minor - b.minor || a.patch - b.patch;
+}
+
+/** Version strings in version order (not string order: 3.10 is above 3.9); what does not parse is left out. */
+function sorted(versions: readonly string[]): string[] {
+  const parsed = versions.flatMap((text) => {
+    const v = parseVersion(text);
+    return v ? [{ text, v }] : [];
+  });
+  return parsed.sort((a, b) => compareVersions(a.v, b.v)).map((p) => p.text);
+}
+
+export const lowestVersion = (versions: readonly string[]): string | undefined => sorted(versions)[0];
+
+export const highestVersion = (versions: readonly string[]): string | undefined => sorted(versions).at(-1);
+
+/**
+ * etcd's upgrade guide for 3.6 asks for every 3.5 member at a late patch first: earlier 3.5 releases fail
+ * the upgrade ("too many learner members") or keep removed members in the v2 store.
+ */
+export const MINOR_UPGRADE_FLOORS: Readonly<Record<string, string>> = { '3.6': '3.5.32' };
+
+export type VersionVerdict =
+  | { allowed: true }
+  | { allowed: false; reason: 'UnknownVersion' | 'MajorChange' | 'Downgrade' | 'SkippedMinor' | 'PatchTooOld'; message: string };
+
+const minorOf = (v: Version): string => `${v.major}.${v.minor}`;
+
+/** Whether members running `running` may be rolled to `target`. */
+export function upgradeVerdict(running: readonly string[], target: string): VersionVerdict {
+  const to = parseVersion(target);
+  const from = running.map(parseVersion).filter((v): v is Version => v !== undefined);
+  if (!to) return { allowed: false, reason: 'UnknownVersion', message: `${target} is not a version` };
+  if (from.length === 0) return { allowed: true };
+  if (from.some((v) => v.major !== to.major)) {
+    return { allowed: false, reason: 'MajorChange', message: `etcd cannot change major version (running ${running.join(', ')}, asked ${target})` };
+  }
+  const lowest = Math.min(...from.map((v) => v.minor));
+  const highest = Math.max(...from.map((v) => v.minor));
+  if (to.minor < highest) {
+    return { allowed: false, reason: 'Downgrade', message: `members run ${to.major}.${highest}; etcd cannot run the older ${minorOf(to)} on their data` };
+  }
+  if (to.minor > lowest + 1) {
+    return { allowed: false, reason: 'SkippedMinor', message: `members run ${to.major}.${lowest}; upgrade one minor version at a time (to ${to.major}.${lowest + 1} first)` };
+  }
+  const floor = to.minor > lowest ? MINOR_UPGRADE_FLOORS[minorOf(to)] : undefined;
+  const floorVersion = floor ? parseVersion(floor) : undefined;
+  if (floor && floorVersion && from.some((v) => v.minor === lowest && compareVersions(v, floorVersion) < 0)) {
+    return { allowed: false, reason: 'PatchTooOld', message: `etcd requires every member at ${floor} or later before upgrading to ${minorOf(to)}; set version ${floor} (or a later ${to.major}.${lowest} patch) first` };
+  }
+  return { allowed: true };
+}

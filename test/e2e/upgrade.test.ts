@@ -1,0 +1,109 @@
+import { test } from 'node:test';
+import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
+import { eventually } from '../support/lab.js';
+import { isReady, onVolumes, staticVolumes, testbed } from '../support/cluster-testbed.js';
+import type { Testbed } from '../support/cluster-testbed.js';
+import { startOperator } from '../support/operator-process.js';
+import { startWriteLoad } from '../support/write-load.js';
+import type { LoadReport } from '../support/write-load.js';
+
+const versionOf = (p: { metadata?: { annotations?: Record<string, string> } }): string | undefined => p.metadata?.annotations?.['etcd.version'];
+const imageOf = (p: { spec?: { containers: { image?: string }[] } }): string | undefined => p.spec?.containers[0]?.image;
+
+/** Every member on `version`, ready, the cluster Running and reporting it. */
+const rolledTo = (bed: Testbed, name: string, size: number, version: string) => async (): Promise<EtcdCluster | undefined> => {
+  const c = await bed.get(name);
+  const pods = await bed.pods(name);
+  return c.status?.phase === 'Running' && c.status.currentVersion === version && c.status.readyMembers === size && c.status.size === size
+    && pods.length === size && pods.every((p) => isReady(p) && versionOf(p) === version && imageOf(p) === `quay.io/coreos/etcd:v${version}`) ? c : undefined;
+};
+
+async function clientEndpoint(bed: Testbed, name: string): Promise<string> {
+  const ip = (await bed.core.readNamespacedService({ name: `${name}-client`, namespace: bed.namespace })).spec?.clusterIP ?? '';
+  return `http://${ip}:2379`;
+}
+
+function checkLoad(t: TestContext, what: string, r: LoadReport): void {
+  t.diagnostic(`${what}: ${r.acknowledged} of ${r.attempted} writes acknowledged, lost ${r.lost.length}, longest write gap ${r.longestGapMs} ms`);
+  assert.deepEqual(r.lost, [], `${what}: no acknowledged write lost`);
+  assert.deepEqual(r.unexpected, [], `${what}: no value that was never written`);
+  assert.equal(r.revisionWentBack, false, `${what}: revisions only grow`);
+  assert.ok(r.acknowledged > 100, `${what}: the load kept writing`);
+}
+
+const refusal = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type === 'UpgradeRefused');
+
+test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5 under write load; a too-early minor upgrade and a downgrade are refused, touching nothing', async (t) => {
+  const bed = await testbed(t, 'upgrade');
+  const storageClassName = await staticVolumes(t, bed, 3);
+  const operator = startOperator(t, bed.namespace);
+  let finished = false;
+  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
+  await bed.create('up', { size: 3, version: '3.5.17', pod: onVolumes(storageClassName) });
+  await eventually('3 members on 3.5.17', 120_000, rolledTo(bed, 'up', 3, '3.5.17'));
+  const endpoint = await clientEndpoint(bed, 'up');
+  await eventually('the client Service answers', 30_000, async () => (await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 || undefined);
+  const load = startWriteLoad(endpoint, 'load-');
+
+  // etcd asks for 3.5.32+ before 3.6: refused with a condition and an event, and no pod touched.
+  const uidsBefore = (await bed.pods('up')).map((p) => p.metadata?.uid).sort();
+  const namesBefore = (await bed.pods('up')).map((p) => p.metadata?.name).sort();
+  await bed.patchSpec('up', { version: '3.6.5' });
+  const refused = await eventually('the upgrade refused', 30_000, async () => {
+    const c = await bed.get('up');
+    return refusal(c)?.status === 'True' ? c : undefined;
+  });
+  assert.equal(refusal(refused)?.reason, 'PatchTooOld');
+  assert.deepEqual([refused.status?.currentVersion, refused.status?.targetVersion], ['3.5.17', '3.6.5']);
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.deepEqual((await bed.pods('up')).map((p) => p.metadata?.uid).sort(), uidsBefore, 'no pod was touched');
+  const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items;
+  assert.ok(events.some((e) => e.reason === 'UpgradeRefused' && e.type === 'Warning'), 'a Warning event says so');
+
+  let started = Date.now();
+  await bed.patchSpec('up', { version: '3.5.35' });
+  await eventually('upgrading', 30_000, async () => ((await bed.get('up')).status?.phase === 'Upgrading' ? true : undefined));
+  await eventually('3 members on 3.5.35', 240_000, rolledTo(bed, 'up', 3, '3.5.35'));
+  const patchMs = Date.now() - started;
+  started = Date.now();
+  await bed.patchSpec('up', { version: '3.6.5' });
+  const upgraded = await eventually('3 members on 3.6.5', 240_000, rolledTo(bed, 'up', 3, '3.6.5'));
+  const minorMs = Date.now() - started;
+  assert.equal(refusal(upgraded)?.status, 'False');
+  const report = await load.finish();
+  t.diagnostic(`patch upgrade 3.5.17→3.5.35 took ${patchMs} ms, minor upgrade 3.5.35→3.6.5 took ${minorMs} ms`);
+  checkLoad(t, 'upgrades on volumes', report);
+  assert.deepEqual((await bed.pods('up')).map((p) => p.metadata?.name).sort(), namesBefore, 'the same members, restarted on their data');
+
+  await bed.patchSpec('up', { version: '3.5.35' });
+  const downgrade = await eventually('the downgrade refused', 30_000, async () => {
+    const c = await bed.get('up');
+    return refusal(c)?.reason === 'Downgrade' ? c : undefined;
+  });
+  assert.equal(downgrade.status?.currentVersion, '3.6.5');
+  assert.ok((await bed.pods('up')).every((p) => versionOf(p) === '3.6.5'), 'every member still on 3.6.5');
+  finished = true;
+});
+
+test('rolling upgrade without volumes replaces each member, adding its successor first, under write load', async (t) => {
+  const bed = await testbed(t, 'surge');
+  const operator = startOperator(t, bed.namespace);
+  let finished = false;
+  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
+  await bed.create('surge', { size: 3, version: '3.5.35' });
+  await eventually('3 members on 3.5.35', 120_000, rolledTo(bed, 'surge', 3, '3.5.35'));
+  const original = (await bed.pods('surge')).map((p) => p.metadata?.name ?? '');
+  const endpoint = await clientEndpoint(bed, 'surge');
+  await eventually('the client Service answers', 30_000, async () => (await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 || undefined);
+  const load = startWriteLoad(endpoint, 'load-');
+  const started = Date.now();
+  await bed.patchSpec('surge', { version: '3.6.5' });
+  await eventually('3 members on 3.6.5', 300_000, rolledTo(bed, 'surge', 3, '3.6.5'));
+  t.diagnostic(`3.5.35→3.6.5 by replacement took ${Date.now() - started} ms`);
+  checkLoad(t, 'upgrade by replacement', await load.finish());
+  const now = (await bed.pods('surge')).map((p) => p.metadata?.name ?? '');
+  assert.deepEqual(now.filter((n) => original.includes(n)), [], 'every member was replaced');
+  finished = true;
+});

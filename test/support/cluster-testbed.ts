@@ -1,0 +1,67 @@
+import type { TestContext } from 'node:test';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import { ApiTransport } from '../../src/runtime/transport.js';
+import { etcdClusterCrd } from '../../src/api/crds.js';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { ClusterSpec, EtcdCluster } from '../../src/api/etcd-cluster.js';
+import { adminKubeConfig, testNamespace } from './lab.js';
+import { ensureCrd } from './test-crd.js';
+
+export interface Testbed {
+  core: CoreV1Api;
+  transport: ApiTransport;
+  namespace: string;
+  /** The EtcdCluster collection of the namespace. */
+  path: string;
+  create(name: string, spec: ClusterSpec): Promise<EtcdCluster>;
+  get(name: string): Promise<EtcdCluster>;
+  patchSpec(name: string, spec: Partial<ClusterSpec>): Promise<void>;
+  /** The cluster's pods that are not being deleted. */
+  pods(cluster: string): Promise<V1Pod[]>;
+}
+
+/** The CRD installed, a namespace of the test's own, and clients; the operator is started by each test. */
+export async function testbed(t: TestContext, prefix: string): Promise<Testbed> {
+  const kc = adminKubeConfig();
+  const transport = new ApiTransport(kc);
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, prefix);
+  const core = kc.makeApiClient(CoreV1Api);
+  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
+  return {
+    core, transport, namespace, path,
+    create: async (name, spec) => (await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name }, spec })) as EtcdCluster,
+    get: async (name) => (await transport.call('GET', `${path}/${name}`)) as EtcdCluster,
+    patchSpec: async (name, spec) => { await transport.call('PATCH', `${path}/${name}`, { spec }, 'application/merge-patch+json'); },
+    pods: async (cluster) => (await core.listNamespacedPod({ namespace, labelSelector: `etcd_cluster=${cluster}` })).items.filter((p) => !p.metadata?.deletionTimestamp),
+  };
+}
+
+export const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/**
+ * Static hostPath volumes of a storage class only this test asks for (the lab has no dynamic provisioner),
+ * deleted when the test ends. Answers the storage class name.
+ */
+export async function staticVolumes(t: TestContext, bed: Testbed, count: number): Promise<string> {
+  const storageClassName = `lab-hostpath-${bed.namespace}`;
+  const volumes = Array.from({ length: count }, (_, i) => `${bed.namespace}-pv-${i}`);
+  for (const name of volumes) {
+    await bed.core.createPersistentVolume({ body: {
+      metadata: { name },
+      spec: {
+        storageClassName, capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain',
+        hostPath: { path: `/var/lib/etcd-operator-lab/volumes/${name}`, type: 'DirectoryOrCreate' },
+      },
+    } });
+  }
+  t.after(async () => { for (const name of volumes) await bed.core.deletePersistentVolume({ name }).catch(() => undefined); });
+  return storageClassName;
+}
+
+/** The spec part that puts each member on a claim of this storage class. */
+export const onVolumes = (storageClassName: string): ClusterSpec['pod'] => ({
+  persistentVolumeClaimSpec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+});

@@ -1,0 +1,72 @@
+import { etcdGetPrefix, etcdPut } from './etcd-gateway.js';
+
+export interface LoadReport {
+  attempted: number;
+  acknowledged: number;
+  /** Acknowledged writes missing or changed at the end: must be 0. */
+  lost: string[];
+  /** Keys under the prefix holding a value that was never written. */
+  unexpected: string[];
+  /** An acknowledged write whose revision was not above the one before. */
+  revisionWentBack: boolean;
+  /** The longest time without an acknowledged write, while the load ran. */
+  longestGapMs: number;
+}
+
+export interface WriteLoad {
+  /** Stops writing and checks every acknowledged write against what etcd holds. */
+  finish(): Promise<LoadReport>;
+}
+
+/**
+ * Writes `<prefix><n>` = `v<n>` one after another through `endpoint` (a client Service) until finished,
+ * recording which writes etcd acknowledged; a failed write is retried under the next number after a short
+ * pause. Writes whose answer was lost may or may not have landed, so they are allowed but not required.
+ */
+export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100_000): WriteLoad {
+  const acknowledged = new Set<number>();
+  let attempted = 0;
+  let running = true;
+  let lastRevision = 0;
+  let revisionWentBack = false;
+  let lastAck = Date.now();
+  let longestGapMs = 0;
+  const loop = (async () => {
+    while (running && attempted < maxWrites) {
+      const n = attempted++;
+      try {
+        const revision = await etcdPut(endpoint, `${prefix}${n}`, `v${n}`, { timeoutMs: 2000, fresh: true });
+        const now = Date.now();
+        longestGapMs = Math.max(longestGapMs, now - lastAck);
+        lastAck = now;
+        if (revision <= lastRevision) revisionWentBack = true;
+        lastRevision = revision;
+        acknowledged.add(n);
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  })();
+  return {
+    async finish() {
+      running = false;
+      await loop;
+      longestGapMs = Math.max(longestGapMs, Date.now() - lastAck);
+      let held = new Map<string, string>();
+      for (let attempt = 0; attempt < 20; attempt++) {
+        try {
+          held = await etcdGetPrefix(endpoint, prefix, { timeoutMs: 5000, fresh: true });
+          break;
+        } catch {
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+      const lost = [...acknowledged].map((n) => `${prefix}${n}`).filter((k) => held.get(k) !== `v${k.slice(prefix.length)}`);
+      const unexpected = [...held].filter(([k, v]) => {
+        const n = Number(k.slice(prefix.length));
+        return !(Number.isInteger(n) && n < attempted && v === `v${n}`);
+      }).map(([k]) => k);
+      return { attempted, acknowledged: acknowledged.size, lost, unexpected, revisionWentBack, longestGapMs };
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { highestVersion, lowestVersion, upgradeVerdict } from '../../src/etcd/versions.js';
+
+const reason = (running: string[], target: string): string => {
+  const v = upgradeVerdict(running, target);
+  return v.allowed ? 'allowed' : v.reason;
+};
+
+test('versions order by number, not by string', () => {
+  assert.equal(lowestVersion(['3.10.0', '3.9.1', 'v3.9.0', 'junk']), 'v3.9.0');
+  assert.equal(highestVersion(['3.10.0', '3.9.1']), '3.10.0');
+  assert.equal(lowestVersion([]), undefined);
+});
+
+test('etcd’s upgrade rules: patches both ways, one minor up at a time from a late enough patch, never down a minor', () => {
+  assert.equal(reason(['3.5.17'], '3.5.35'), 'allowed');
+  assert.equal(reason(['3.5.35'], '3.5.17'), 'allowed', 'patch downgrades within a minor version are allowed by etcd');
+  assert.equal(reason(['3.5.35', '3.5.35'], '3.6.5'), 'allowed');
+  assert.equal(reason(['3.5.35', '3.6.5'], '3.6.5'), 'allowed', 'an upgrade under way continues');
+  assert.equal(reason(['3.5.17'], '3.6.5'), 'PatchTooOld');
+  assert.equal(reason(['3.5.35', '3.5.17'], '3.6.5'), 'PatchTooOld', 'every member must be at the floor');
+  assert.equal(reason(['3.4.30'], '3.6.5'), 'SkippedMinor');
+  assert.equal(reason(['3.6.5'], '3.5.35'), 'Downgrade');
+  assert.equal(reason(['3.5.35', '3.6.5'], '3.5.35'), 'Downgrade', 'no member goes back once one runs the newer minor');
+  assert.equal(reason(['3.6.5'], '4.0.0'), 'MajorChange');
+  assert.equal(reason(['3.6.5'], 'latest'), 'UnknownVersion');
+  assert.equal(reason([], '3.6.5'), 'allowed', 'nothing runs yet');
+  assert.equal(reason(['3.4.30'], '3.5.0'), 'allowed', 'no floor is documented for 3.5');
+});
