@@ -68,6 +68,20 @@ export const podPolicy = object({
   ClusterDomain: string({ description: 'The cluster DNS domain, when it is not cluster.local.', maxLength: 253 }),
 }, { description: 'How member pods are made. Changes apply to members created afterwards.' });
 
+export const autoCompaction = object({
+  mode: oneOf(['periodic', 'revision'], { description: 'periodic: keep history for a duration; revision: keep a number of revisions.' }),
+  retention: string({ description: 'A duration such as "1h" or "30m" (periodic; hours when unitless), or a revision count (revision).', pattern: '^[0-9]+(h|m|s)?$', maxLength: 16 }),
+}, {
+  required: ['mode', 'retention'],
+  description: "etcd's automatic compaction of the key history (--auto-compaction-mode and --auto-compaction-retention).",
+  'x-kubernetes-validations': [{ rule: "self.mode != 'revision' || self.retention.matches('^[0-9]+$')", message: 'revision retention is a number of revisions, without a unit' }],
+});
+
+export const defragmentation = object({
+  unusedPercent: integer({ description: 'Defragment a member when this share of its database file is unused.', minimum: 1, maximum: 99 }),
+  minDbSizeBytes: integer({ description: 'Leave members with a database smaller than this alone.', minimum: 0, default: 0, format: 'int64' }),
+}, { required: ['unusedPercent'], description: 'Automatic defragmentation, one member at a time and the leader last. Off unless set.' });
+
 export const clusterSpec = object({
   size: integer({ description: 'Number of members, one to nine.', minimum: 1, maximum: 9 }),
   repository: string({ description: 'Image repository with etcd release tags.', default: DEFAULT_REPOSITORY, maxLength: 512 }),
@@ -75,6 +89,9 @@ export const clusterSpec = object({
   paused: boolean({ description: 'Stop every action on this cluster until unset.' }),
   pod: podPolicy,
   TLS: tlsPolicy,
+  quotaBackendBytes: integer({ description: "etcd's database size quota (--quota-backend-bytes); past it etcd raises NOSPACE. etcd's default (2 GiB) when unset.", minimum: 1048576, maximum: 107374182400, format: 'int64' }),
+  autoCompaction,
+  defragmentation,
 }, { required: ['size'] });
 
 export const condition = object({
@@ -102,6 +119,16 @@ export const clusterStatus = object({
   serviceName: string(),
   clientPort: integer(),
   conditions: array(condition),
+  memberStatus: array(object({
+    name: string(), id: string(), version: string(), isLeader: boolean(), isLearner: boolean(),
+    raftIndex: integer({ format: 'int64' }), raftTerm: integer({ format: 'int64' }), revision: integer({ format: 'int64' }),
+    dbSize: integer({ format: 'int64' }), dbSizeInUse: integer({ format: 'int64' }),
+  }, { required: ['name'] }), { description: 'What each member that answered reports of itself.' }),
+  alarms: array(object({ member: string(), alarm: string() }), { description: 'Active etcd alarms.' }),
+  noSpaceRecovery: object({
+    compactedRevision: integer({ format: 'int64' }),
+    defragmented: array(string()),
+  }, { description: 'Progress of the recovery from a NOSPACE alarm, so that a restarted operator redoes no step.' }),
 });
 
 export type ClusterSpec = Infer<typeof clusterSpec>;

@@ -19,6 +19,8 @@ export interface EtcdStatus {
   leaderId: string;
   raftIndex: number;
   raftTerm: number;
+  /** The store's revision as this member has applied it. */
+  revision: number;
   dbSize: number;
   dbSizeInUse: number;
   version: string;
@@ -41,8 +43,15 @@ export interface EtcdClientOptions {
 }
 
 interface RawMember { ID?: string; name?: string; peerURLs?: string[]; clientURLs?: string[]; isLearner?: boolean }
+export type AlarmType = 'NOSPACE' | 'CORRUPT';
+
+export interface Alarm {
+  memberId: string;
+  alarm: AlarmType;
+}
+
 interface RawStatus {
-  header?: { member_id?: string };
+  header?: { member_id?: string; revision?: string };
   leader?: string; raftIndex?: string; raftTerm?: string; dbSize?: string; dbSizeInUse?: string;
   version?: string; isLearner?: boolean; errors?: string[];
 }
@@ -89,12 +98,35 @@ export class EtcdClient {
     const s = (await this.call(endpoint, '/v3/maintenance/status', {})) as RawStatus;
     return {
       memberId: s.header?.member_id ?? '', leaderId: s.leader ?? '', raftIndex: Number(s.raftIndex ?? 0), raftTerm: Number(s.raftTerm ?? 0),
+      revision: Number(s.header?.revision ?? 0),
       dbSize: Number(s.dbSize ?? 0), dbSizeInUse: Number(s.dbSizeInUse ?? 0), version: s.version ?? '',
       isLearner: s.isLearner ?? false, errors: s.errors ?? [],
     };
   }
 
-  private call(endpoint: string, path: string, body: unknown): Promise<unknown> {
+  /** The cluster's active alarms (any member answers for the whole cluster). */
+  async alarmList(endpoint: string): Promise<Alarm[]> {
+    const res = (await this.call(endpoint, '/v3/maintenance/alarm', { action: 'GET' })) as { alarms?: { memberID?: string; alarm?: string }[] };
+    return (res.alarms ?? [])
+      .filter((a) => a.alarm === 'NOSPACE' || a.alarm === 'CORRUPT')
+      .map((a) => ({ memberId: a.memberID ?? '0', alarm: a.alarm as AlarmType }));
+  }
+
+  async alarmDisarm(endpoint: string, alarm: Alarm): Promise<void> {
+    await this.call(endpoint, '/v3/maintenance/alarm', { action: 'DEACTIVATE', memberID: alarm.memberId, alarm: alarm.alarm });
+  }
+
+  /** Compacts the key space's history up to `revision`, physically (the space is free for reuse when it answers). */
+  async compact(endpoint: string, revision: number): Promise<void> {
+    await this.call(endpoint, '/v3/kv/compaction', { revision: String(revision), physical: true });
+  }
+
+  /** Rewrites this one member's database without its free pages; the member pauses while it runs. */
+  async defragment(endpoint: string, timeoutMs: number): Promise<void> {
+    await this.call(endpoint, '/v3/maintenance/defragment', {}, timeoutMs);
+  }
+
+  private call(endpoint: string, path: string, body: unknown, timeoutMs = this.options.timeoutMs ?? 5000): Promise<unknown> {
     const url = new URL(path, endpoint);
     const payload = JSON.stringify(body);
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -102,7 +134,7 @@ export class EtcdClient {
       const req = request(url, {
         method: 'POST',
         lookup: this.options.lookup,
-        timeout: this.options.timeoutMs ?? 5000,
+        timeout: timeoutMs,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
         ...this.options.tls,
       }, (res) => {

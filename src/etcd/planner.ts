@@ -10,8 +10,11 @@
  * 3. A change in flight is finished before anything else: a learner gets its pod, then is promoted when
  *    caught up; a member added but never started gets its pod.
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
- *    without one, is removed (to be replaced); a member failed or unready past the threshold is replaced.
- *    Removal needs quorum among the rest; the leader hands leadership over first.
+ *    without one, is removed (to be replaced); a member with a CORRUPT alarm is removed (its data is not
+ *    trusted) and the alarm disarmed; a member failed or unready past the threshold is replaced. Removal
+ *    needs quorum among the rest; the leader hands leadership over first.
+ * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
+ *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.
  * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members still on
  *    an old version first.
@@ -19,7 +22,8 @@
  *    volume restarts on its data with the new image; one without is replaced by adding a new member first
  *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
  *    an upgraded member. A version etcd cannot move to is refused, and never started: new members keep
- *    the version that runs.
+ *    the version that runs. Members whose settings (quota, compaction, TLS) changed roll the same way.
+ * 8. Defragment, when configured, a member whose database is mostly unused; followers before the leader.
  */
 
 import { highestVersion, upgradeVerdict } from './versions.js';
@@ -46,12 +50,27 @@ export interface PodView {
   bootstrapMembers?: string[];
   /** The etcd version the pod runs. */
   version: string;
+  /** The digest of the settings the pod was made with. */
+  config: string;
 }
 
 export interface MemberHealth {
   name: string;
   raftIndex: number;
   isLeader: boolean;
+  revision: number;
+  dbSize: number;
+  dbSizeInUse: number;
+}
+
+export interface AlarmView {
+  memberId: string;
+  alarm: 'NOSPACE' | 'CORRUPT';
+}
+
+export interface NoSpaceRecovery {
+  compactedRevision?: number;
+  defragmented?: string[];
 }
 
 export interface ClusterState {
@@ -73,6 +92,14 @@ export interface ClusterState {
   learnerMaxLag: number;
   /** The version the spec asks for. */
   targetVersion: string;
+  /** The digest of the settings the spec asks for. */
+  targetConfig: string;
+  alarms: AlarmView[];
+  /** Steps of a NOSPACE recovery already done. */
+  noSpaceRecovery?: NoSpaceRecovery;
+  /** The quota the members enforce; data past it keeps NOSPACE raised. */
+  quotaBackendBytes: number;
+  defragmentation?: { unusedPercent: number; minDbSizeBytes?: number };
 }
 
 export type Action =
@@ -89,6 +116,9 @@ export type Action =
   | { type: 'Wait'; reason: string }
   | { type: 'QuorumLost'; reason: string }
   | { type: 'UpgradeRefused'; reason: string }
+  | { type: 'DisarmAlarms'; alarms: AlarmView[]; reason: string }
+  | { type: 'Compact'; revision: number; reason: string }
+  | { type: 'Defragment'; member: string; reason: string }
   | { type: 'Steady' };
 
 export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
@@ -107,6 +137,8 @@ export interface Rollout {
   verdict: VersionVerdict;
   /** Member pods not on the target version. */
   stale: string[];
+  /** Member pods on the target version whose settings differ. */
+  reconfigure: string[];
   /** The version new members get: the target if it may be rolled out, else the highest that runs. */
   newMemberVersion: string;
 }
@@ -118,6 +150,7 @@ export function rollout(s: ClusterState): Rollout {
   return {
     verdict,
     stale: pods.filter((p) => p.version !== s.targetVersion).map((p) => p.name).sort(),
+    reconfigure: pods.filter((p) => p.version === s.targetVersion && p.config !== s.targetConfig).map((p) => p.name).sort(),
     newMemberVersion: verdict.allowed ? s.targetVersion : highestVersion(running) ?? s.targetVersion,
   };
 }
@@ -179,6 +212,15 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   }
   const gone = voters.find((m) => !podOf(m.name));
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
+  const corrupt = s.alarms.filter((a) => a.alarm === 'CORRUPT');
+  if (corrupt.length > 0) {
+    const bad = members.find((m) => corrupt.some((a) => a.memberId === m.id));
+    if (bad) return removal(s, bad, 'CORRUPT alarm: its data differs from the other members; replacing it', voters, leader);
+    return { type: 'DisarmAlarms', alarms: corrupt, reason: 'the corrupted member is gone' };
+  }
+  const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
+  const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace) : undefined;
+  if (recovery) return recovery;
   const broken = voters.find((m) => {
     const pod = podOf(m.name);
     return pod && (pod.phase === 'Failed' || (!pod.ready && pod.unreadyForMs > s.replaceAfterMs));
@@ -204,20 +246,52 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
   }
 
-  // 7. Roll to the target version.
-  if (stale.length === 0) return { type: 'Steady' };
-  if (!r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
+  // 7. Roll to the target version and settings.
+  if (stale.length > 0 && !r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
+  const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
+  if (outdated.length === 0) return planDefragmentation(s, voters) ?? { type: 'Steady' };
   const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
   if (lagging) return { type: 'Wait', reason: `${lagging.name} is catching up before the next upgrade step` };
-  const next = stale.find((m) => m.name !== leader?.name) ?? stale[0];
+  const next = outdated.find((m) => m.name !== leader?.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
-  const step = `upgrading ${next.name} to ${s.targetVersion}`;
+  const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}` : `applying new settings to ${next.name}`;
   if (next.name === leader?.name) {
-    const successor = voters.find((v) => v.name !== next.name && !stale.includes(v) && answers(s.health, v.name));
+    const successor = voters.find((v) => v.name !== next.name && !outdated.includes(v) && answers(s.health, v.name));
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
   }
   if (s.claims.includes(next.name)) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
   return { type: 'AddMember', learner: s.supportsLearners, version, reason: `${step}: adding its replacement first` };
+}
+
+/** Followers first, the leader last: the order of work that pauses a member. */
+function leaderLast(voters: MemberView[], health: readonly MemberHealth[]): MemberView[] {
+  const leads = (m: MemberView): number => (health.find((h) => h.name === m.name)?.isLeader ? 1 : 0);
+  return [...voters].sort((a, b) => leads(a) - leads(b) || a.name.localeCompare(b.name));
+}
+
+/** The next step of a NOSPACE recovery, or undefined when the data fills the quota even so (nothing to do). */
+function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[]): Action | undefined {
+  const leader = s.health.find((h) => h.isLeader);
+  if (!leader) return { type: 'Wait', reason: 'NOSPACE: waiting for a leader' };
+  const done = s.noSpaceRecovery ?? {};
+  if (done.compactedRevision === undefined) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };
+  const next = leaderLast(voters, s.health).find((m) => answers(s.health, m.name) && !(done.defragmented ?? []).includes(m.name));
+  if (next) return { type: 'Defragment', member: next.name, reason: 'NOSPACE: returning the compacted space' };
+  const full = s.health.some((h) => h.dbSize >= s.quotaBackendBytes * 0.95);
+  if (full) return undefined;
+  return { type: 'DisarmAlarms', alarms, reason: 'NOSPACE: space recovered' };
+}
+
+/** Defragments, when configured, one member whose database is mostly unused space: followers first. */
+function planDefragmentation(s: ClusterState, voters: MemberView[]): Action | undefined {
+  const policy = s.defragmentation;
+  if (!policy) return undefined;
+  const wasteful = (m: MemberView): boolean => {
+    const h = s.health.find((x) => x.name === m.name);
+    return !!h && h.dbSize > 0 && h.dbSize >= (policy.minDbSizeBytes ?? 0) && (h.dbSize - h.dbSizeInUse) * 100 >= policy.unusedPercent * h.dbSize;
+  };
+  const next = leaderLast(voters, s.health).find(wasteful);
+  return next ? { type: 'Defragment', member: next.name, reason: `more than ${policy.unusedPercent}% of its database is unused` } : undefined;
 }
 
 /** Removes a member, after moving leadership away from it, if removing it leaves a quorum of healthy members. */

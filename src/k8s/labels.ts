@@ -9,3 +9,5 @@ export const labelSelector = (labels: Record<string, string>): string =>
 
 export const ANNOTATION_INITIAL_CLUSTER = 'etcd.database.coreos.com/initial-cluster';
 export const ANNOTATION_VERSION = 'etcd.version';
+/** The digest of the settings a member pod was made with: a change rolls the members. */
+export const ANNOTATION_CONFIG = 'etcd.database.coreos.com/config';

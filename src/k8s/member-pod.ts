@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { V1Affinity, V1Pod } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
 import type { ClusterAddress } from '../etcd/identity.js';
 import { imageOf } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
-import { ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
+import { parseVersion } from '../etcd/versions.js';
+import { ANNOTATION_CONFIG, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
 import { ownedByCluster } from './owner.js';
 
 export const METRICS_PORT = 8080;
@@ -25,6 +27,33 @@ export interface MemberPodInput {
   /** Member names of the bootstrap, recorded so that an interrupted bootstrap resumes identically. */
   bootstrapMembers?: string[];
   withClaim: boolean;
+}
+
+/** etcd flags that follow from the spec's settings; changing them rolls the members. */
+export function settingFlags(spec: ClusterSpec): string[] {
+  return [
+    ...(spec.quotaBackendBytes ? [`--quota-backend-bytes=${spec.quotaBackendBytes}`] : []),
+    ...(spec.autoCompaction ? [`--auto-compaction-mode=${spec.autoCompaction.mode}`, `--auto-compaction-retention=${spec.autoCompaction.retention}`] : []),
+  ];
+}
+
+/** The digest recorded on each pod; empty for a spec with no settings, as pods made before settings existed. */
+export function configDigest(spec: ClusterSpec): string {
+  const flags = settingFlags(spec);
+  return flags.length === 0 ? '' : createHash('sha256').update(flags.join('\n')).digest('hex').slice(0, 16);
+}
+
+/**
+ * etcd's corruption checks: at start, a member compares its data with the others' before serving; the leader
+ * compares hashes after each compaction and periodically. A mismatch raises the CORRUPT alarm. 3.6 renamed
+ * the flags (the 3.5 names are deprecated there).
+ */
+export function corruptionCheckFlags(version: string): string[] {
+  const v = parseVersion(version);
+  if (v && (v.major > 3 || (v.major === 3 && v.minor >= 6))) {
+    return ['--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true', '--corrupt-check-time=10m'];
+  }
+  return ['--experimental-initial-corrupt-check=true', '--experimental-compact-hash-check-enabled=true', '--experimental-corrupt-check-time=10m'];
 }
 
 /** CoreOS's deprecated `antiAffinity: true`: members on different nodes, unless an explicit affinity is given. */
@@ -51,6 +80,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       annotations: {
         ...policy.annotations,
         [ANNOTATION_VERSION]: i.version,
+        [ANNOTATION_CONFIG]: configDigest(spec),
         ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
       },
       ownerReferences: [ownedByCluster(address.cluster, i.clusterUid)],
@@ -77,6 +107,8 @@ export function memberPod(i: MemberPodInput): V1Pod {
           `--initial-cluster=${i.initialCluster}`,
           `--initial-cluster-state=${i.state}`,
           `--initial-cluster-token=${i.token}`,
+          ...corruptionCheckFlags(i.version),
+          ...settingFlags(spec),
         ],
         env: policy.etcdEnv,
         ports: [
@@ -84,8 +116,9 @@ export function memberPod(i: MemberPodInput): V1Pod {
           { name: 'peer', containerPort: PEER_PORT },
           { name: 'metrics', containerPort: METRICS_PORT },
         ],
-        // Ready: etcd's own health (it has a leader and no alarm), on the plain metrics listener even under TLS.
-        readinessProbe: { httpGet: { path: '/health', port: METRICS_PORT }, periodSeconds: 2, failureThreshold: 3 },
+        // Ready: etcd's own health (a leader, no alarm), on the plain metrics listener even under TLS. A member
+        // out of space still serves reads and deletes, and the operator is recovering it: it stays in the Service.
+        readinessProbe: { httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT }, periodSeconds: 2, failureThreshold: 3 },
         // Alive: the peer port accepts connections. Not /health, or losing quorum would restart every member.
         livenessProbe: { tcpSocket: { port: PEER_PORT }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
         resources: policy.resources,

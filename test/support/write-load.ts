@@ -26,13 +26,13 @@ export interface WriteLoad {
 export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100_000): WriteLoad {
   const acknowledged = new Set<number>();
   let attempted = 0;
-  let running = true;
+  const control = { running: true };
   let lastRevision = 0;
   let revisionWentBack = false;
   let lastAck = Date.now();
   let longestGapMs = 0;
   const loop = (async () => {
-    while (running && attempted < maxWrites) {
+    while (control.running && attempted < maxWrites) {
       const n = attempted++;
       try {
         const revision = await etcdPut(endpoint, `${prefix}${n}`, `v${n}`, { timeoutMs: 2000, fresh: true });
@@ -49,7 +49,7 @@ export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100
   })();
   return {
     async finish() {
-      running = false;
+      control.running = false;
       await loop;
       longestGapMs = Math.max(longestGapMs, Date.now() - lastAck);
       let held = new Map<string, string>();

@@ -3,24 +3,30 @@ import assert from 'node:assert/strict';
 import { clusterStatus } from '../../src/controllers/cluster/status.js';
 import { podView } from '../../src/controllers/cluster/views.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
-import type { ClusterState } from '../../src/etcd/planner.js';
+import type { ClusterState, MemberHealth } from '../../src/etcd/planner.js';
+import type { EtcdStatus } from '../../src/etcd/client.js';
 
 const cluster = (o: Partial<EtcdCluster> = {}): EtcdCluster => ({
   apiVersion: 'etcd.database.coreos.com/v1beta2', kind: 'EtcdCluster',
   metadata: { name: 'ex', namespace: 'ns', uid: 'u', generation: 4 }, spec: { size: 3, version: 'v3.5.17' }, ...o,
 });
+const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 9, isLeader: false, revision: 5, dbSize: 100, dbSizeInUse: 50, ...o });
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
-  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17' })),
+  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', config: '' })),
   claims: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })),
-  health: [{ name: 'a', raftIndex: 9, isLeader: true }, { name: 'b', raftIndex: 9, isLeader: false }, { name: 'c', raftIndex: 9, isLeader: false }],
-  supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', ...o,
+  health: [h('a', { isLeader: true }), h('b'), h('c')],
+  supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
 });
 const NOW = '2026-11-22T00:00:00Z';
+/** What members report: one status per version given, named a, b, c… */
+const reports = (versions: string[]): Map<string, EtcdStatus> => new Map(versions.map((version, i) => [String.fromCharCode(97 + i), {
+  memberId: `id${i}`, leaderId: 'id0', raftIndex: 9, raftTerm: 2, revision: 5, dbSize: 100, dbSizeInUse: 50, version, isLearner: false, errors: [],
+}]));
 const cond = (s: ReturnType<typeof clusterStatus>, type: string): string | undefined => s.conditions?.find((c) => c.type === type)?.status;
 
 test('a healthy cluster is Running, Available, not Progressing, not Degraded', () => {
-  const s = clusterStatus(cluster(), state(), { type: 'Steady' }, ['3.5.17', '3.5.17'], NOW);
+  const s = clusterStatus(cluster(), state(), { type: 'Steady' }, reports(['3.5.17', '3.5.17']), NOW);
   assert.equal(s.phase, 'Running');
   assert.deepEqual([cond(s, 'Available'), cond(s, 'Progressing'), cond(s, 'Degraded')], ['True', 'False', 'False']);
   assert.deepEqual(s.members, { ready: ['a', 'b', 'c'], unready: [] });
@@ -33,49 +39,70 @@ test('a healthy cluster is Running, Available, not Progressing, not Degraded', (
 });
 
 test('phases follow what the cluster is doing', () => {
-  assert.equal(clusterStatus(cluster(), state({ bootstrapped: false }), { type: 'Wait', reason: 'x' }, [], NOW).phase, 'Creating');
-  assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' }, [], NOW).phase, 'Scaling');
-  assert.equal(clusterStatus(cluster(), state(), { type: 'Paused' }, [], NOW).phase, 'Paused');
-  const lost = clusterStatus(cluster(), state(), { type: 'QuorumLost', reason: '2 of 3 members are gone' }, [], NOW);
+  assert.equal(clusterStatus(cluster(), state({ bootstrapped: false }), { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Creating');
+  assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' }, new Map(), NOW).phase, 'Scaling');
+  assert.equal(clusterStatus(cluster(), state(), { type: 'Paused' }, new Map(), NOW).phase, 'Paused');
+  const lost = clusterStatus(cluster(), state(), { type: 'QuorumLost', reason: '2 of 3 members are gone' }, new Map(), NOW);
   assert.equal(lost.phase, 'Failed');
   assert.equal(lost.reason, '2 of 3 members are gone');
   assert.equal(cond(lost, 'Degraded'), 'True');
 });
 
 test('without a healthy quorum the cluster is not Available; unready members make it Degraded', () => {
-  const s = clusterStatus(cluster(), state({ health: [{ name: 'a', raftIndex: 1, isLeader: false }] }), { type: 'Wait', reason: 'quorum lost' }, [], NOW);
+  const s = clusterStatus(cluster(), state({ health: [h('a', { raftIndex: 1 })] }), { type: 'Wait', reason: 'quorum lost' }, new Map(), NOW);
   assert.equal(cond(s, 'Available'), 'False');
   const pods = state().pods.map((p) => (p.name === 'c' ? { ...p, ready: false } : p));
-  const degraded = clusterStatus(cluster(), state({ pods }), { type: 'Wait', reason: 'member c is not ready' }, [], NOW);
+  const degraded = clusterStatus(cluster(), state({ pods }), { type: 'Wait', reason: 'member c is not ready' }, new Map(), NOW);
   assert.equal(cond(degraded, 'Degraded'), 'True');
   assert.deepEqual(degraded.members?.unready, ['c']);
   assert.equal(degraded.phase, 'Recovering');
 });
 
 test('a condition keeps its transition time while its status holds', () => {
-  const first = clusterStatus(cluster(), state(), { type: 'Steady' }, [], NOW);
-  const later = clusterStatus(cluster({ status: first }), state(), { type: 'Steady' }, [], '2026-11-22T01:00:00Z');
+  const first = clusterStatus(cluster(), state(), { type: 'Steady' }, new Map(), NOW);
+  const later = clusterStatus(cluster({ status: first }), state(), { type: 'Steady' }, new Map(), '2026-11-22T01:00:00Z');
   assert.equal(later.conditions?.find((c) => c.type === 'Available')?.lastTransitionTime, NOW);
 });
 
 test('pod views: readiness, how long unready, terminating, the bootstrap a pod came from and its version', () => {
   const view = podView({
-    metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q', 'etcd.version': '3.6.5' }, deletionTimestamp: new Date(5) },
+    metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q', 'etcd.version': '3.6.5', 'etcd.database.coreos.com/config': 'abc' }, deletionTimestamp: new Date(5) },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(1000) }] },
   }, 61_000);
-  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, unreadyForMs: 60_000, bootstrapMembers: ['p', 'q'], version: '3.6.5' });
+  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, unreadyForMs: 60_000, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc' });
 });
 
 test('while members roll to a new version the phase is Upgrading; a refused version says why', () => {
-  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, unreadyForMs: 0, version: i === 0 ? '3.5.35' : '3.5.17' }));
-  const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', reason: 'x' }, ['3.5.35', '3.5.17', '3.5.17'], NOW);
+  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, unreadyForMs: 0, version: i === 0 ? '3.5.35' : '3.5.17', config: '' }));
+  const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', reason: 'x' }, reports(['3.5.35', '3.5.17', '3.5.17']), NOW);
   assert.equal(rolling.phase, 'Upgrading');
   assert.deepEqual([rolling.currentVersion, rolling.targetVersion], ['3.5.17', '3.5.35']);
   assert.equal(cond(rolling, 'UpgradeRefused'), 'False');
-  const refused = clusterStatus(cluster({ spec: { size: 3, version: '3.6.5' } }), state({ targetVersion: '3.6.5' }), { type: 'UpgradeRefused', reason: 'x' }, ['3.5.17'], NOW);
+  const refused = clusterStatus(cluster({ spec: { size: 3, version: '3.6.5' } }), state({ targetVersion: '3.6.5' }), { type: 'UpgradeRefused', reason: 'x' }, reports(['3.5.17']), NOW);
   assert.equal(refused.phase, 'Running', 'nothing is being done');
   const c = refused.conditions?.find((x) => x.type === 'UpgradeRefused');
-  assert.equal(c?.status, 'True');
-  assert.equal(c?.reason, 'PatchTooOld');
-  assert.match(c?.message ?? '', /3\.5\.32 or later/);
+  assert.ok(c);
+  assert.equal(c.status, 'True');
+  assert.equal(c.reason, 'PatchTooOld');
+  assert.match(c.message ?? '', /3\.5\.32 or later/);
+});
+
+test('a NOSPACE recovery records each step in status while the alarm lasts, and Degraded says so', () => {
+  const alarms = [{ memberId: 'a', alarm: 'NOSPACE' as const }];
+  const compacted = clusterStatus(cluster(), state({ alarms }), { type: 'Compact', revision: 40, reason: 'r' }, new Map(), NOW);
+  assert.deepEqual(compacted.noSpaceRecovery, { compactedRevision: 40, defragmented: [] });
+  assert.equal(compacted.conditions?.find((c) => c.type === 'Degraded')?.reason, 'AlarmNoSpace');
+  assert.deepEqual(compacted.alarms, [{ member: 'a', alarm: 'NOSPACE' }]);
+  const next = state({ alarms, noSpaceRecovery: { compactedRevision: 40, defragmented: ['b'] } });
+  assert.deepEqual(clusterStatus(cluster(), next, { type: 'Defragment', member: 'c', reason: 'r' }, new Map(), NOW).noSpaceRecovery,
+    { compactedRevision: 40, defragmented: ['b', 'c'] });
+  assert.equal(clusterStatus(cluster(), next, { type: 'DisarmAlarms', alarms, reason: 'r' }, new Map(), NOW).noSpaceRecovery, undefined);
+});
+
+test('each answering member’s report is in status', () => {
+  const s = clusterStatus(cluster(), state(), { type: 'Steady' }, reports(['3.5.17', '3.5.17']), NOW);
+  assert.deepEqual(s.memberStatus?.[0], {
+    name: 'a', id: 'id0', version: '3.5.17', isLeader: true, isLearner: false, raftIndex: 9, raftTerm: 2, revision: 5, dbSize: 100, dbSizeInUse: 50,
+  });
+  assert.equal(s.memberStatus.find((m) => m.name === 'b')?.isLeader, false, 'b follows');
 });

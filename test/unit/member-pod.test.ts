@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { memberPod } from '../../src/k8s/member-pod.js';
+import { configDigest, corruptionCheckFlags, memberPod } from '../../src/k8s/member-pod.js';
 import { imageOf } from '../../src/api/etcd-cluster.js';
 import { minAvailable } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
@@ -66,4 +66,21 @@ test('user labels and annotations are kept, the operator’s own win; CoreOS ant
 
 test('the disruption budget allows one voluntary disruption, never below quorum, none for one or two members', () => {
   assert.deepEqual([1, 2, 3, 4, 5, 7].map(minAvailable), [1, 2, 2, 3, 4, 6], 'a 2-member cluster has a quorum of 2: no disruption');
+});
+
+test('settings become etcd flags and a digest; a spec without settings has the empty digest of older pods', () => {
+  const plain = memberPod(input());
+  assert.equal(plain.metadata?.annotations?.['etcd.database.coreos.com/config'], '');
+  const spec = { size: 3, quotaBackendBytes: 8388608, autoCompaction: { mode: 'periodic' as const, retention: '1h' } };
+  const pod = memberPod(input({ spec }));
+  const command = pod.spec?.containers[0]?.command ?? [];
+  for (const flag of ['--quota-backend-bytes=8388608', '--auto-compaction-mode=periodic', '--auto-compaction-retention=1h']) assert.ok(command.includes(flag), flag);
+  assert.match(pod.metadata?.annotations?.['etcd.database.coreos.com/config'] ?? '', /^[0-9a-f]{16}$/);
+  assert.notEqual(configDigest(spec), configDigest({ ...spec, quotaBackendBytes: 16777216 }));
+});
+
+test('corruption checks are on, under each version’s flag names', () => {
+  assert.ok(corruptionCheckFlags('3.5.17').includes('--experimental-initial-corrupt-check=true'));
+  assert.ok(corruptionCheckFlags('3.6.5').includes('--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true'));
+  assert.ok(memberPod(input({ version: '3.6.5' })).spec?.containers[0]?.command?.includes('--corrupt-check-time=10m'));
 });

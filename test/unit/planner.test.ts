@@ -4,9 +4,9 @@ import { plan, quorum } from '../../src/etcd/planner.js';
 import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
-  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', ...o });
+  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', config: '', ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
-const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, ...o });
+const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
 
 /** A healthy bootstrapped cluster of the named members, `a` leading; override any part. */
 function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
@@ -15,7 +15,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [],
     members: names.map((n) => member(n)),
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17',
+    supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
   };
 }
@@ -213,4 +213,46 @@ test('a version etcd cannot move to is refused, and repairs keep the version tha
 
 test('a new cluster starts on the target version', () => {
   assert.deepEqual(plan(healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, targetVersion: '3.6.5' })), { type: 'Bootstrap', size: 1, version: '3.6.5' });
+});
+
+test('a CORRUPT member is removed, ahead of everything else but quorum; the alarm is disarmed once it is gone', () => {
+  const corrupt = healthy(['a', 'b', 'c'], { alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }, { memberId: 'id-a', alarm: 'NOSPACE' }], claims: ['a', 'b', 'c'] });
+  assert.deepEqual(plan(corrupt), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'CORRUPT alarm: its data differs from the other members; replacing it' });
+  const leaderCorrupt = { ...corrupt, alarms: [{ memberId: 'id-a', alarm: 'CORRUPT' as const }] };
+  assert.equal(plan(leaderCorrupt).type, 'MoveLeader');
+  const removed = healthy(['a', 'c'], { desiredSize: 3, alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }] });
+  assert.deepEqual(plan(removed), { type: 'DisarmAlarms', alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }], reason: 'the corrupted member is gone' });
+});
+
+test('NOSPACE: compact at the leader’s revision, defragment followers then the leader, then disarm; no step repeats', () => {
+  const alarms = [{ memberId: 'id-a', alarm: 'NOSPACE' as const }];
+  const s = healthy(['a', 'b', 'c'], { alarms, health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a', revision: 777 })) });
+  assert.deepEqual(plan(s), { type: 'Compact', revision: 777, reason: 'NOSPACE: compacting the key history' });
+  const steps = [{ compactedRevision: 777 }, { compactedRevision: 777, defragmented: ['b'] }, { compactedRevision: 777, defragmented: ['b', 'c'] }]
+    .map((noSpaceRecovery) => plan({ ...s, noSpaceRecovery }));
+  assert.deepEqual(steps.map((a) => (a as { member?: string }).member), ['b', 'c', 'a'], 'followers first, the leader last');
+  assert.deepEqual(plan({ ...s, noSpaceRecovery: { compactedRevision: 777, defragmented: ['b', 'c', 'a'] } }),
+    { type: 'DisarmAlarms', alarms, reason: 'NOSPACE: space recovered' });
+});
+
+test('NOSPACE with data that still fills the quota is left raised: nothing to recover by compaction', () => {
+  const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: 'id-a', alarm: 'NOSPACE' }], quotaBackendBytes: 1000, noSpaceRecovery: { compactedRevision: 1, defragmented: ['a', 'b', 'c'] } });
+  assert.equal(plan(s).type, 'Steady');
+});
+
+test('defragmentation, when configured, takes the most wasteful members one at a time, followers before the leader', () => {
+  const wasteful = (n: string, isLeader = false): MemberHealth => health(n, { isLeader, dbSize: 1000, dbSizeInUse: 200 });
+  const s = healthy(['a', 'b', 'c'], { health: [wasteful('a', true), health('b'), wasteful('c')] });
+  assert.equal(plan(s).type, 'Steady', 'off unless configured');
+  assert.deepEqual(plan({ ...s, defragmentation: { unusedPercent: 50 } }), { type: 'Defragment', member: 'c', reason: 'more than 50% of its database is unused' });
+  assert.equal(plan({ ...s, defragmentation: { unusedPercent: 90 } }).type, 'Steady', 'below the threshold');
+  assert.equal(plan({ ...s, defragmentation: { unusedPercent: 50, minDbSizeBytes: 5000 } }).type, 'Steady', 'small databases are left alone');
+  const onlyLeader = { ...s, health: [wasteful('a', true), health('b'), health('c')], defragmentation: { unusedPercent: 50 } };
+  assert.equal((plan(onlyLeader) as { member?: string }).member, 'a');
+});
+
+test('changed settings roll the members like an upgrade', () => {
+  const s = rolling('3.5.17', { targetConfig: 'new', claims: ['a', 'b', 'c'] });
+  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'applying new settings to b: restarting it on its data' });
+  assert.equal(plan({ ...s, pods: ['a', 'b', 'c'].map((n) => pod(n, { config: 'new' })) }).type, 'Steady');
 });

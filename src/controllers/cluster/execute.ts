@@ -20,6 +20,9 @@ export interface ExecutionContext {
   log: Logger;
 }
 
+/** Defragmentation rewrites a whole database file; a large one takes minutes. */
+const DEFRAGMENT_TIMEOUT_MS = 10 * 60_000;
+
 /** etcd refusals that mean "not now" (strict reconfiguration check, learner not caught up): retry soon. */
 const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync/;
 
@@ -71,6 +74,18 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'DeletePod':
       await deleteMember(x, action.member, action.deleteClaim);
       return 1000;
+    case 'Compact':
+      // Done already if an earlier attempt landed before its answer was lost.
+      await x.etcd.compact(leaderEndpoint(x), action.revision).catch((err: unknown) => {
+        if (!(err instanceof EtcdError && /required revision has been compacted/.test(err.message))) throw err;
+      });
+      return 200;
+    case 'Defragment':
+      await x.etcd.defragment(clientUrl(x.address, action.member), DEFRAGMENT_TIMEOUT_MS);
+      return 200;
+    case 'DisarmAlarms':
+      for (const alarm of action.alarms) await x.etcd.alarmDisarm(leaderEndpoint(x), alarm);
+      return 500;
     case 'Wait':
       return 2000;
     case 'QuorumLost':

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
+import type { Alarm, EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
 import { clientUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
@@ -10,14 +10,17 @@ import { podReady } from './views.js';
  * etcd's view: the member list from the first member pod that answers (ready ones first), and the status of
  * every listed member that answers. Members that do not answer are simply absent from the statuses.
  */
-export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pods: V1Pod[]): Promise<{ members?: EtcdMember[]; statuses: Map<string, EtcdStatus> }> {
+export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pods: V1Pod[]): Promise<{ members?: EtcdMember[]; statuses: Map<string, EtcdStatus>; alarms: Alarm[] }> {
   const candidates = pods
     .filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP)
     .sort((a, b) => Number(podReady(b)) - Number(podReady(a)));
   let members: EtcdMember[] | undefined;
+  let alarms: Alarm[] = [];
   for (const pod of candidates) {
     try {
-      members = await etcd.memberList(clientUrl(address, pod.metadata?.name ?? ''));
+      const endpoint = clientUrl(address, pod.metadata?.name ?? '');
+      members = await etcd.memberList(endpoint);
+      alarms = await etcd.alarmList(endpoint);
       break;
     } catch {
       // Try the next member: this one may be starting, stopped or cut off.
@@ -30,5 +33,5 @@ export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pod
     const name = withPods[i];
     if (a.status === 'fulfilled' && name) statuses.set(name, a.value);
   });
-  return { members, statuses };
+  return { members, statuses, alarms };
 }

@@ -56,10 +56,9 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const requeueAfterMs = await execute(action, { transport: d.transport, etcd: d.etcd, cluster, address, ...etcdView, log });
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
-    const versions = [...etcdView.statuses.values()].map((s) => s.version).filter((v) => v !== '');
     const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
     await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => {
-      const next = clusterStatus(current, state, action, versions, rfc3339(Date.now()));
+      const next = clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now()));
       return JSON.stringify(next) === JSON.stringify(current.status) ? undefined : next;
     });
     if (!QUIET.includes(action.type)) {

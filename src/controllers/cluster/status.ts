@@ -1,7 +1,8 @@
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
-import type { Action, ClusterState } from '../../etcd/planner.js';
+import type { Action, ClusterState, NoSpaceRecovery } from '../../etcd/planner.js';
 import { answering, quorum, rollout, votersOf } from '../../etcd/planner.js';
 import { lowestVersion } from '../../etcd/versions.js';
+import type { EtcdStatus } from '../../etcd/client.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
 import { clusterLabels, labelSelector } from '../../k8s/labels.js';
 
@@ -20,9 +21,33 @@ function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'
   return { type: 'UpgradeRefused', status: 'False', reason: 'VersionAccepted', message: `version ${s.targetVersion} accepted` };
 }
 
+/** The NOSPACE recovery's progress after this action: kept while the alarm lasts, so no step is redone. */
+function noSpaceRecovery(s: ClusterState, action: Action): NoSpaceRecovery | undefined {
+  if (!s.alarms.some((a) => a.alarm === 'NOSPACE')) return undefined;
+  if (action.type === 'DisarmAlarms' && action.alarms.some((a) => a.alarm === 'NOSPACE')) return undefined;
+  const done = s.noSpaceRecovery ?? {};
+  if (action.type === 'Compact') return { compactedRevision: action.revision, defragmented: [] };
+  if (action.type === 'Defragment') return { ...done, defragmented: [...(done.defragmented ?? []), action.member] };
+  return s.noSpaceRecovery;
+}
+
+function degraded(s: ClusterState, action: Action, unready: string[]): Omit<Condition, 'lastTransitionTime'> {
+  if (action.type === 'QuorumLost') return { type: 'Degraded', status: 'True', reason: 'QuorumLost', message: action.reason };
+  const alarm = s.alarms.find((a) => a.alarm === 'CORRUPT') ?? s.alarms[0];
+  if (alarm) {
+    const message = alarm.alarm === 'CORRUPT'
+      ? `etcd raised CORRUPT for member ${alarm.memberId}; it is being replaced`
+      : `etcd raised NOSPACE: writes are refused until the space is recovered${'reason' in action ? ` (${action.reason})` : ''}`;
+    return { type: 'Degraded', status: 'True', reason: alarm.alarm === 'CORRUPT' ? 'AlarmCorrupt' : 'AlarmNoSpace', message };
+  }
+  if (unready.length > 0) return { type: 'Degraded', status: 'True', reason: 'MembersUnready', message: `unready: ${unready.join(', ')}` };
+  return { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: 'all members ready' };
+}
+
 /** The status a reconcile reports: what was observed, and what it is doing about it. */
-export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, versions: string[], now: string): ClusterStatus {
+export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string): ClusterStatus {
   const prev = cluster.status;
+  const versions = [...statuses.values()].map((x) => x.version).filter((v) => v !== '');
   const bootstrapped = s.bootstrapped || action.type === 'MarkBootstrapped';
   const voters = votersOf(s.members);
   const healthyVoters = answering(voters, s.health);
@@ -46,6 +71,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     : busy || unready.length > 0 ? 'Recovering'
     : 'Running';
   const generation = cluster.metadata.generation;
+  const recovery = noSpaceRecovery(s, action);
   return {
     phase,
     ...(action.type === 'QuorumLost' ? { reason: action.reason } : {}),
@@ -68,10 +94,14 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, busy
         ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),
-      condition(prev?.conditions, action.type === 'QuorumLost' || unready.length > 0
-        ? { type: 'Degraded', status: 'True', reason: action.type === 'QuorumLost' ? 'QuorumLost' : 'MembersUnready', message: action.type === 'QuorumLost' ? action.reason : `unready: ${unready.join(', ')}` }
-        : { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: 'all members ready' }, now),
+      condition(prev?.conditions, degraded(s, action, unready), now),
       condition(prev?.conditions, upgradeCondition(s), now),
     ].map((c) => ({ ...c, observedGeneration: generation })),
+    memberStatus: [...statuses].map(([name, x]) => ({
+      name, id: x.memberId, version: x.version, isLeader: x.leaderId !== '' && x.leaderId === x.memberId, isLearner: x.isLearner,
+      raftIndex: x.raftIndex, raftTerm: x.raftTerm, revision: x.revision, dbSize: x.dbSize, dbSizeInUse: x.dbSizeInUse,
+    })).sort((a, b) => a.name.localeCompare(b.name)),
+    alarms: s.alarms.map((a) => ({ member: s.members?.find((m) => m.id === a.memberId)?.name ?? a.memberId, alarm: a.alarm })),
+    ...(recovery ? { noSpaceRecovery: recovery } : {}),
   };
 }

@@ -1,8 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
-import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
+import type { Alarm, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
-import { ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
+import { ANNOTATION_CONFIG, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
+import { configDigest } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -23,20 +24,27 @@ export function podView(pod: V1Pod, nowMs: number): PodView {
     terminating: pod.metadata?.deletionTimestamp !== undefined,
     unreadyForMs: isReady || !since ? 0 : Math.max(0, nowMs - new Date(since).getTime()),
     version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
+    config: pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
 }
 
 export const memberView = (m: EtcdMember): MemberView => ({ id: m.id, name: memberName(m), isLearner: m.isLearner, started: m.name !== '' });
 
-export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({ name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId });
+export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({
+  name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId, revision: s.revision, dbSize: s.dbSize, dbSizeInUse: s.dbSizeInUse,
+});
 
 export interface Observed {
   pods: V1Pod[];
   claims: string[];
   members?: EtcdMember[];
   statuses: Map<string, EtcdStatus>;
+  alarms: Alarm[];
 }
+
+/** etcd's own quota when --quota-backend-bytes is not set. */
+const ETCD_DEFAULT_QUOTA_BYTES = 2 * 1024 ** 3;
 
 export interface PlannerSettings {
   replaceAfterMs: number;
@@ -55,6 +63,11 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     // Learners exist from etcd 3.4; the operator supports nothing older.
     supportsLearners: true,
     targetVersion: specVersion(cluster.spec),
+    targetConfig: configDigest(cluster.spec),
+    alarms: o.alarms,
+    ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
+    quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,
+    ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),
     ...settings,
   };
 }

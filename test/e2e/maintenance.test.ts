@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
+import { eventually } from '../support/lab.js';
+import { testbed } from '../support/cluster-testbed.js';
+import { startOperator } from '../support/operator-process.js';
+import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
+
+test('NOSPACE: a filled quota is recovered (compact, defragment each member, disarm) and writes work again; member reports are in status', async (t) => {
+  const bed = await testbed(t, 'nospace');
+  const operator = startOperator(t, bed.namespace);
+  let finished = false;
+  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
+  await bed.create('full', { size: 3, quotaBackendBytes: 4 * 1024 * 1024 });
+  const running = await eventually('3 members Running', 120_000, async () => {
+    const c = await bed.get('full');
+    return c.status?.phase === 'Running' && c.status.readyMembers === 3 && c.status.memberStatus?.length === 3 ? c : undefined;
+  });
+  const reports = running.status?.memberStatus ?? [];
+  assert.equal(reports.filter((m) => m.isLeader).length, 1, 'one leader among the member reports');
+  assert.ok(reports.every((m) => (m.dbSize ?? 0) > 0 && (m.raftIndex ?? 0) > 0 && m.version === '3.5.17'));
+
+  const ip = (await bed.core.readNamespacedService({ name: 'full-client', namespace: bed.namespace })).spec?.clusterIP ?? '';
+  const endpoint = `http://${ip}:2379`;
+  await eventually('a first write', 30_000, async () => (await etcdPut(endpoint, 'kept', 'yes')) > 0 || undefined);
+  // Overwrite one key until the history fills the quota: compaction can free all of it.
+  const big = 'x'.repeat(256 * 1024);
+  let refusal = '';
+  for (let i = 0; i < 200 && !refusal; i++) {
+    await etcdPut(endpoint, 'filler', `${i}${big}`).catch((err: unknown) => { refusal = (err as Error).message; });
+  }
+  assert.match(refusal, /database space exceeded/, 'etcd refused writes past the quota');
+  const started = Date.now();
+
+  const recovered = await eventually('NOSPACE recovered', 120_000, async () => {
+    const c: EtcdCluster = await bed.get('full');
+    const degraded = c.status?.conditions?.find((x) => x.type === 'Degraded');
+    return c.status?.alarms?.length === 0 && degraded?.status === 'False' && c.status.noSpaceRecovery === undefined ? c : undefined;
+  });
+  await eventually('writes accepted again', 30_000, async () => (await etcdPut(endpoint, 'after', 'recovery')) > 0 || undefined);
+  t.diagnostic(`NOSPACE recovered ${Date.now() - started} ms after the refusal`);
+  assert.equal(await etcdGet(endpoint, 'kept'), 'yes', 'the live data survived the compaction');
+  const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'full');
+  const count = (reason: string): number => events.filter((e) => e.reason === reason).reduce((n, e) => n + (e.count ?? 1), 0);
+  assert.equal(count('Compact'), 1, 'compacted once');
+  assert.equal(count('Defragment'), 3, 'each member defragmented once');
+  assert.equal(count('DisarmAlarms'), 1);
+  assert.ok(recovered.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
+  finished = true;
+});
