@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Server } from 'node:http';
-import type { KubeConfig, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { KubeConfig, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ApiTransport } from './runtime/transport.js';
 import { Reflector } from './runtime/reflector.js';
@@ -15,6 +15,8 @@ import { EtcdClient } from './etcd/client.js';
 import { resolverLookup } from './etcd/dns-lookup.js';
 import { APP, labelSelector } from './k8s/labels.js';
 import { clusterReconciler } from './controllers/cluster/reconciler.js';
+import { EtcdClients } from './controllers/cluster/tls.js';
+import type { AutoTlsPolicy } from './controllers/cluster/tls.js';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -29,6 +31,7 @@ export interface OperatorOptions {
   dnsServer?: string;
   clusterDomain: string;
   workers: number;
+  autoTls: AutoTlsPolicy;
   log: Logger;
 }
 
@@ -44,8 +47,11 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const claims = new Reflector<V1PersistentVolumeClaim>(transport, { path: `${scope('/api/v1')}/persistentvolumeclaims`, labelSelector: members, onError: onError('pvcs') });
   const services = new Reflector<V1Service>(transport, { path: `${scope('/api/v1')}/services`, labelSelector: members, onError: onError('services') });
   const budgets = new Reflector<V1PodDisruptionBudget>(transport, { path: `${scope('/apis/policy/v1')}/poddisruptionbudgets`, labelSelector: members, onError: onError('pdbs') });
-  const reflectors = [clusters, pods, claims, services, budgets];
+  // Only the Secrets the operator made (auto TLS) are watched; a user's Secret is read when needed.
+  const secrets = new Reflector<V1Secret>(transport, { path: `${scope('/api/v1')}/secrets`, labelSelector: members, onError: onError('secrets') });
+  const reflectors = [clusters, pods, claims, services, budgets, secrets];
   const identity = o.identity ?? `${hostname()}-${process.pid}`;
+  const etcdOptions = { timeoutMs: 2000, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
 
   const controller = new Controller({
     name: 'etcdcluster',
@@ -55,13 +61,14 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
     reconcileObserver: metrics.reconcileObserver('etcdcluster'),
     reconcile: clusterReconciler({
       transport,
-      etcd: new EtcdClient({ timeoutMs: 2000, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) }),
+      etcdClients: new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), transport, secrets.store),
       events: new EventRecorder(transport, { component: 'etcd-operator', instance: identity, onError: (err) => { o.log.warn({ err }, 'event not recorded'); } }),
-      clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store,
+      clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
+      autoTls: o.autoTls,
       clusterDomain: o.clusterDomain,
       settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
     }),
-  }).watches(clusters).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster');
+  }).watches(clusters).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
 
   const health: Server = await startHealthServer({
     host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => reflectors.every((r) => r.hasSynced),

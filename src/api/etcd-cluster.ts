@@ -92,7 +92,15 @@ export const clusterSpec = object({
   quotaBackendBytes: integer({ description: "etcd's database size quota (--quota-backend-bytes); past it etcd raises NOSPACE. etcd's default (2 GiB) when unset.", minimum: 1048576, maximum: 107374182400, format: 'int64' }),
   autoCompaction,
   defragmentation,
-}, { required: ['size'] });
+}, {
+  required: ['size'],
+  'x-kubernetes-validations': [{
+    // Peer URLs change scheme with TLS: a running cluster cannot switch, nor move between user and operator CAs.
+    rule: 'has(self.TLS) == has(oldSelf.TLS) && (!has(self.TLS) || (has(self.TLS.static) == has(oldSelf.TLS.static)'
+      + ' && (has(self.TLS.auto) && self.TLS.auto) == (has(oldSelf.TLS.auto) && oldSelf.TLS.auto)))',
+    message: 'TLS cannot be turned on or off, or switched between static and auto, on an existing cluster',
+  }],
+});
 
 export const condition = object({
   type: string({ maxLength: 64 }),

@@ -6,6 +6,8 @@ import { imageOf } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { parseVersion } from '../etcd/versions.js';
 import { ANNOTATION_CONFIG, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
+import { MEMBER_TLS_DIR, SECRET_KEYS } from './tls-secrets.js';
+import type { TlsSecretNames } from './tls-secrets.js';
 import { ownedByCluster } from './owner.js';
 
 export const METRICS_PORT = 8080;
@@ -27,20 +29,38 @@ export interface MemberPodInput {
   /** Member names of the bootstrap, recorded so that an interrupted bootstrap resumes identically. */
   bootstrapMembers?: string[];
   withClaim: boolean;
+  tls?: MemberTls;
+}
+
+/** A TLS cluster's Secrets, and which issuance of the operator-made certificates the members should hold. */
+export interface MemberTls {
+  secrets: TlsSecretNames;
+  /** Changes when the operator renews the certificates (empty for user-made Secrets). */
+  generation: string;
+}
+
+/** Both listeners require certificates signed by the cluster's CA, from peers and from clients alike. */
+function tlsFlags(): string[] {
+  const file = (role: 'peer' | 'server', key: 'cert' | 'key' | 'ca'): string => `${MEMBER_TLS_DIR[role]}/${SECRET_KEYS[role][key]}`;
+  return [
+    '--peer-client-cert-auth=true', `--peer-trusted-ca-file=${file('peer', 'ca')}`, `--peer-cert-file=${file('peer', 'cert')}`, `--peer-key-file=${file('peer', 'key')}`,
+    '--client-cert-auth=true', `--trusted-ca-file=${file('server', 'ca')}`, `--cert-file=${file('server', 'cert')}`, `--key-file=${file('server', 'key')}`,
+  ];
 }
 
 /** etcd flags that follow from the spec's settings; changing them rolls the members. */
-export function settingFlags(spec: ClusterSpec): string[] {
+export function settingFlags(spec: ClusterSpec, tls?: MemberTls): string[] {
   return [
     ...(spec.quotaBackendBytes ? [`--quota-backend-bytes=${spec.quotaBackendBytes}`] : []),
     ...(spec.autoCompaction ? [`--auto-compaction-mode=${spec.autoCompaction.mode}`, `--auto-compaction-retention=${spec.autoCompaction.retention}`] : []),
+    ...(tls ? tlsFlags() : []),
   ];
 }
 
 /** The digest recorded on each pod; empty for a spec with no settings, as pods made before settings existed. */
-export function configDigest(spec: ClusterSpec): string {
-  const flags = settingFlags(spec);
-  return flags.length === 0 ? '' : createHash('sha256').update(flags.join('\n')).digest('hex').slice(0, 16);
+export function configDigest(spec: ClusterSpec, tls?: MemberTls): string {
+  const parts = [...settingFlags(spec, tls), ...(tls ? [tls.secrets.peer, tls.secrets.server, tls.generation] : [])];
+  return parts.length === 0 ? '' : createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 16);
 }
 
 /**
@@ -80,7 +100,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       annotations: {
         ...policy.annotations,
         [ANNOTATION_VERSION]: i.version,
-        [ANNOTATION_CONFIG]: configDigest(spec),
+        [ANNOTATION_CONFIG]: configDigest(spec, i.tls),
         ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
       },
       ownerReferences: [ownedByCluster(address.cluster, i.clusterUid)],
@@ -108,7 +128,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
           `--initial-cluster-state=${i.state}`,
           `--initial-cluster-token=${i.token}`,
           ...corruptionCheckFlags(i.version),
-          ...settingFlags(spec),
+          ...settingFlags(spec, i.tls),
         ],
         env: policy.etcdEnv,
         ports: [
@@ -122,9 +142,15 @@ export function memberPod(i: MemberPodInput): V1Pod {
         // Alive: the peer port accepts connections. Not /health, or losing quorum would restart every member.
         livenessProbe: { tcpSocket: { port: PEER_PORT }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
         resources: policy.resources,
-        volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
+        volumeMounts: [
+          { name: 'data', mountPath: '/var/etcd' },
+          ...(i.tls ? [{ name: 'peer-tls', mountPath: MEMBER_TLS_DIR.peer, readOnly: true }, { name: 'server-tls', mountPath: MEMBER_TLS_DIR.server, readOnly: true }] : []),
+        ],
       }],
-      volumes: [i.withClaim ? { name: 'data', persistentVolumeClaim: { claimName: member } } : { name: 'data', emptyDir: {} }],
+      volumes: [
+        i.withClaim ? { name: 'data', persistentVolumeClaim: { claimName: member } } : { name: 'data', emptyDir: {} },
+        ...(i.tls ? [{ name: 'peer-tls', secret: { secretName: i.tls.secrets.peer } }, { name: 'server-tls', secret: { secretName: i.tls.secrets.server } }] : []),
+      ],
       affinity: affinityOf(spec, address.cluster),
       nodeSelector: policy.nodeSelector,
       tolerations: policy.tolerations,

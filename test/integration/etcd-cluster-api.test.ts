@@ -45,6 +45,10 @@ const rejected: [string, unknown, RegExp][] = [
   ['tls-both', { size: 3, TLS: { auto: true, static: { member: { peerSecret: 'a', serverSecret: 'b' }, operatorSecret: 'c' } } }, /spec\.TLS.*either TLS\.static or TLS\.auto/],
   ['tls-partial', { size: 3, TLS: { static: { member: { peerSecret: 'a' }, operatorSecret: 'c' } } }, /spec\.TLS\.static\.member\.serverSecret.*Required/],
   ['secret-path', { size: 3, TLS: { static: { member: { peerSecret: '../x', serverSecret: 'b' }, operatorSecret: 'c' } } }, /spec\.TLS\.static\.member\.peerSecret.*should match/],
+  ['quota-tiny', { size: 3, quotaBackendBytes: 1024 }, /spec\.quotaBackendBytes.*greater than or equal to 1048576/],
+  ['compaction-mode', { size: 3, autoCompaction: { mode: 'sometimes', retention: '1h' } }, /spec\.autoCompaction\.mode.*supported values/],
+  ['compaction-revision-unit', { size: 3, autoCompaction: { mode: 'revision', retention: '10h' } }, /spec\.autoCompaction.*revision retention is a number/],
+  ['defrag-percent', { size: 3, defragmentation: { unusedPercent: 100 } }, /spec\.defragmentation\.unusedPercent.*less than or equal to 99/],
 ];
 
 test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad specs are refused naming the field', async (t) => {
@@ -68,6 +72,26 @@ test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad
     assert.equal(refusal.status, 422, name);
     assert.match(refusal.message, why, name);
   }
+});
+
+test('TLS cannot be switched on, off or between static and auto on an existing EtcdCluster', async (t) => {
+  const transport = new ApiTransport(adminKubeConfig());
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'tlsswitch');
+  const staticTls = { static: { member: { peerSecret: 'p', serverSecret: 's' }, operatorSecret: 'o' } };
+  await transport.call('POST', collection(namespace), manifest('plain', { size: 1 }));
+  await transport.call('POST', collection(namespace), manifest('auto', { size: 1, TLS: { auto: true } }));
+  await transport.call('POST', collection(namespace), manifest('user', { size: 1, TLS: staticTls }));
+  const patch = (name: string, spec: unknown): Promise<unknown> =>
+    transport.call('PATCH', `${collection(namespace)}/${name}`, { spec }, 'application/merge-patch+json').then(() => undefined, (e: unknown) => e);
+  for (const [name, change] of [['plain', { TLS: { auto: true } }], ['auto', { TLS: null }], ['auto', { TLS: { auto: null, ...staticTls } }]] as const) {
+    const refusal = await patch(name, change);
+    assert.ok(refusal instanceof ApiError, `${name} → ${JSON.stringify(change)} was accepted`);
+    assert.match(refusal.message, /TLS cannot be turned on or off/);
+  }
+  assert.equal(await patch('user', { TLS: { static: { operatorSecret: 'o2' } } }), undefined, 'static Secrets may be renamed');
+  assert.equal(await patch('plain', { size: 3 }), undefined, 'other changes pass');
 });
 
 test('EtcdCluster has the scale subresource and printer columns', async (t) => {

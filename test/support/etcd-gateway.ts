@@ -1,4 +1,5 @@
-import { request } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
@@ -8,17 +9,20 @@ export interface CallOptions {
   timeoutMs?: number;
   /** A new connection for the call, as a client that fails over would open after an error. */
   fresh?: boolean;
+  /** For https endpoints: the CA to trust, the client certificate (if any), and the name to check the server's against. */
+  tls?: { ca: string; cert?: string; key?: string; servername?: string };
 }
 
 /** One call to etcd's v3 JSON gateway (`POST /v3/...`), the way any HTTP client would talk to etcd. */
 function post(endpoint: string, path: string, body: unknown, options: CallOptions | LookupFunction = {}): Promise<unknown> {
-  const { lookup, timeoutMs = 5000, fresh = false } = typeof options === 'function' ? { lookup: options } : options;
+  const { lookup, timeoutMs = 5000, fresh = false, tls } = typeof options === 'function' ? { lookup: options } : options;
   const url = new URL(path, endpoint);
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: 'POST', lookup, timeout: timeoutMs, ...(fresh ? { agent: false } : {}), headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      { method: 'POST', lookup, timeout: timeoutMs, ...(fresh || tls ? { agent: false } : {}), ...tls, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -14,11 +14,11 @@ export interface OperatorProcess {
 }
 
 /** The operator as a real process on the host, on the lab; one namespace, or all when none is given. */
-export function spawnOperator(namespace?: string): OperatorProcess {
+export function spawnOperator(namespace?: string, extraArgs: string[] = []): OperatorProcess {
   const logs: string[] = [];
   const port = 20000 + Math.floor(Math.random() * 10000);
   const child = spawn(process.execPath, [cli, 'run', '--kubeconfig', lab().kubeconfig, ...(namespace ? ['--namespace', namespace] : []),
-    '--dns-server', lab().dnsServer, '--metrics-address', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--dns-server', lab().dnsServer, '--metrics-address', `127.0.0.1:${port}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const collect = (chunk: Buffer): void => { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '')); };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
@@ -34,8 +34,8 @@ export function spawnOperator(namespace?: string): OperatorProcess {
 }
 
 /** spawnOperator for one test's namespace, stopped (by its PID) when the test ends. */
-export function startOperator(t: TestContext, namespace: string): OperatorProcess {
-  const operator = spawnOperator(namespace);
+export function startOperator(t: TestContext, namespace: string, extraArgs: string[] = []): OperatorProcess {
+  const operator = spawnOperator(namespace, extraArgs);
   t.after(() => operator.stop());
   return operator;
 }

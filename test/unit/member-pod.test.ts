@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configDigest, corruptionCheckFlags, memberPod } from '../../src/k8s/member-pod.js';
 import { imageOf } from '../../src/api/etcd-cluster.js';
+import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
 import { minAvailable } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
 import { initialCluster, memberOfPeerUrl, newMemberName, peerUrl } from '../../src/etcd/identity.js';
@@ -83,4 +84,31 @@ test('corruption checks are on, under each version’s flag names', () => {
   assert.ok(corruptionCheckFlags('3.5.17').includes('--experimental-initial-corrupt-check=true'));
   assert.ok(corruptionCheckFlags('3.6.5').includes('--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true'));
   assert.ok(memberPod(input({ version: '3.6.5' })).spec?.containers[0]?.command?.includes('--corrupt-check-time=10m'));
+});
+
+test('a TLS member mounts its Secrets at the CoreOS paths, serves https only to certificate holders, and rolls when certificates are reissued', () => {
+  const tlsAddress = { ...address, tls: true };
+  const secrets = tlsSecretNames('example', { size: 3, TLS: { auto: true } });
+  assert.deepEqual(secrets, { peer: 'example-peer-tls', server: 'example-server-tls', operator: 'example-client-tls', auto: true });
+  assert.ok(secrets);
+  const pod = memberPod(input({ address: tlsAddress, tls: { secrets, generation: 'g1' } }));
+  const container = pod.spec?.containers[0];
+  const command = container?.command ?? [];
+  for (const flag of ['--client-cert-auth=true', '--peer-client-cert-auth=true', '--cert-file=/etc/etcdtls/member/server-tls/server.crt',
+    '--peer-trusted-ca-file=/etc/etcdtls/member/peer-tls/peer-ca.crt', '--listen-client-urls=https://0.0.0.0:2379']) assert.ok(command.includes(flag), flag);
+  assert.ok(command.some((f) => f.startsWith('--initial-advertise-peer-urls=https://')));
+  assert.deepEqual(pod.spec?.volumes?.slice(1).map((v) => v.secret?.secretName), ['example-peer-tls', 'example-server-tls']);
+  assert.equal(container?.readinessProbe?.httpGet?.port, 8080, 'readiness stays on the plain metrics port');
+  const spec = { size: 3 };
+  assert.notEqual(configDigest(spec, { secrets, generation: 'g1' }), configDigest(spec, { secrets, generation: 'g2' }), 'a renewal rolls');
+  assert.deepEqual(tlsSecretNames('example', { size: 3, TLS: { static: { member: { peerSecret: 'p', serverSecret: 's' }, operatorSecret: 'o' } } }),
+    { peer: 'p', server: 's', operator: 'o', auto: false });
+  assert.equal(tlsSecretNames('example', { size: 3 }), undefined);
+});
+
+test('member certificates name every member under the headless Service and the client Service', () => {
+  const names = memberAltNames(address);
+  for (const n of ['*.example.prod.svc', '*.example.prod.svc.cluster.local', 'example-client.prod.svc', 'example-client.prod.svc.cluster.local', '127.0.0.1']) {
+    assert.ok(names.includes(n), n);
+  }
 });

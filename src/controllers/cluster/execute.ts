@@ -7,6 +7,7 @@ import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import { memberPod } from '../../k8s/member-pod.js';
+import type { MemberTls } from '../../k8s/member-pod.js';
 import { memberClaim } from '../../k8s/member-claim.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -17,6 +18,7 @@ export interface ExecutionContext {
   address: ClusterAddress;
   members?: EtcdMember[];
   statuses: Map<string, EtcdStatus>;
+  tls?: MemberTls;
   log: Logger;
 }
 
@@ -119,6 +121,7 @@ async function createMember(
     address: x.address, clusterUid: uid, spec: x.cluster.spec, member, version, state,
     initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
+    ...(x.tls ? { tls: x.tls } : {}),
   });
   await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoreStatus(409));
   x.log.info({ member, version, state }, 'member pod created');

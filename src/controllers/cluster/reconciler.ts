@@ -1,4 +1,4 @@
-import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import { ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime/controller.js';
@@ -8,8 +8,9 @@ import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
-import type { EtcdClient } from '../../etcd/client.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
+import type { EtcdClient } from '../../etcd/client.js';
+import type { MemberTls } from '../../k8s/member-pod.js';
 import { plan, votersOf } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
@@ -18,17 +19,23 @@ import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import { clusterState } from './views.js';
 import type { PlannerSettings } from './views.js';
-import { clusterStatus } from './status.js';
+import { clusterStatus, misconfigured } from './status.js';
+import { ConfigurationError, ensureAutoTls } from './tls.js';
+import type { AutoTlsPolicy, EtcdClients } from './tls.js';
+import { tlsSecretNames } from '../../k8s/tls-secrets.js';
 
 export interface ClusterReconcilerDeps {
   transport: ApiTransport;
-  etcd: EtcdClient;
+  etcdClients: EtcdClients;
   events: EventRecorder;
   clusters: Store<EtcdCluster>;
   pods: Store<V1Pod>;
   claims: Store<V1PersistentVolumeClaim>;
   services: Store<V1Service>;
   budgets: Store<V1PodDisruptionBudget>;
+  /** Operator-made Secrets (auto TLS). */
+  secrets: Store<V1Secret>;
+  autoTls: AutoTlsPolicy;
   clusterDomain: string;
   settings: PlannerSettings;
 }
@@ -44,25 +51,40 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // Gone: everything it made carries its owner reference, and the garbage collector removes it.
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) return undefined;
     const uid = cluster.metadata.uid;
-    const address: ClusterAddress = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: false };
-
-    await ensureServices(d, address, uid);
-    const pods = d.pods.ownedBy(uid);
-    const claims = d.claims.ownedBy(uid).map((c) => c.metadata?.name ?? '');
-    const etcdView = await observeEtcd(d.etcd, address, pods);
-    const state = clusterState(cluster, { pods, claims, ...etcdView }, d.settings, Date.now());
-    const action = plan(state);
-    if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
-    const requeueAfterMs = await execute(action, { transport: d.transport, etcd: d.etcd, cluster, address, ...etcdView, log });
-    await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
+    const tlsNames = tlsSecretNames(name, cluster.spec);
+    const address: ClusterAddress = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: tlsNames !== undefined };
 
     const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
+    const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };
+
+    await ensureServices(d, address, uid);
+    let tls: MemberTls | undefined;
+    let etcd: EtcdClient;
+    try {
+      const generation = tlsNames?.auto ? await ensureAutoTls(d.transport, d.secrets, address, uid, tlsNames, d.autoTls, Date.now()) : '';
+      tls = tlsNames ? { secrets: tlsNames, generation } : undefined;
+      etcd = await d.etcdClients.forCluster(namespace, tlsNames, Date.now());
+    } catch (err) {
+      if (!(err instanceof ConfigurationError)) throw err;
+      // Nothing is touched until the user fixes it; the condition and the event say what is wrong.
+      await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => misconfigured(current, err, rfc3339(Date.now())));
+      await d.events.record(involved, 'Warning', err.reason, err.message);
+      return { requeueAfterMs: 30_000 };
+    }
+    const pods = d.pods.ownedBy(uid);
+    const claims = d.claims.ownedBy(uid).map((c) => c.metadata?.name ?? '');
+    const etcdView = await observeEtcd(etcd, address, pods);
+    const state = clusterState(cluster, { pods, claims, ...etcdView }, d.settings, Date.now(), tls);
+    const action = plan(state);
+    if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
+    const requeueAfterMs = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), log });
+    await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
+
     await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => {
       const next = clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now()));
       return JSON.stringify(next) === JSON.stringify(current.status) ? undefined : next;
     });
     if (!QUIET.includes(action.type)) {
-      const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };
       const message = 'reason' in action ? `${action.type}: ${action.reason}` : action.type;
       await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, message);
     }

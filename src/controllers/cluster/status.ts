@@ -105,3 +105,12 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     ...(recovery ? { noSpaceRecovery: recovery } : {}),
   };
 }
+
+/** The status of a cluster whose configuration cannot be acted on: Degraded says why; the rest is left as observed. */
+export function misconfigured(cluster: EtcdCluster, err: { reason: string; message: string }, now: string): ClusterStatus | undefined {
+  const prev = cluster.status;
+  const degraded = condition(prev?.conditions, { type: 'Degraded', status: 'True', reason: err.reason, message: err.message }, now);
+  const conditions = [...(prev?.conditions ?? []).filter((c) => c.type !== 'Degraded'), { ...degraded, observedGeneration: cluster.metadata.generation }];
+  const next = { ...prev, observedGeneration: cluster.metadata.generation, conditions };
+  return JSON.stringify(next) === JSON.stringify(prev) ? undefined : next;
+}

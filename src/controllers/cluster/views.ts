@@ -4,6 +4,7 @@ import type { Alarm, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
 import { configDigest } from '../../k8s/member-pod.js';
+import type { MemberTls } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -51,7 +52,7 @@ export interface PlannerSettings {
   learnerMaxLag: number;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, nowMs: number): ClusterState {
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, nowMs: number, tls?: MemberTls): ClusterState {
   return {
     desiredSize: cluster.spec.size,
     paused: cluster.spec.paused ?? false,
@@ -63,7 +64,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     // Learners exist from etcd 3.4; the operator supports nothing older.
     supportsLearners: true,
     targetVersion: specVersion(cluster.spec),
-    targetConfig: configDigest(cluster.spec),
+    targetConfig: configDigest(cluster.spec, tls),
     alarms: o.alarms,
     ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
     quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,

@@ -1,0 +1,135 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import type { SecureContextOptions } from 'node:tls';
+import { ApiError } from '../../runtime/transport.js';
+import type { ApiTransport } from '../../runtime/transport.js';
+import type { Store } from '../../runtime/store.js';
+import { rfc3339 } from '../../runtime/time.js';
+import type { EtcdClient } from '../../etcd/client.js';
+import type { ClusterAddress } from '../../etcd/identity.js';
+import { issueCa, issueLeaf, notAfter } from '../../tls/certificates.js';
+import type { Issued } from '../../tls/certificates.js';
+import { ANNOTATION_TLS_GENERATION, SECRET_KEYS, caSecretName, memberAltNames, secretText, tlsSecret } from '../../k8s/tls-secrets.js';
+import type { SecretRole, TlsSecretNames } from '../../k8s/tls-secrets.js';
+
+const DAY = 86_400_000;
+
+export interface AutoTlsPolicy {
+  /** Lifetime of the member and client certificates. */
+  validityMs: number;
+  /** Certificates this close to expiry are reissued, and the members roll onto them. */
+  renewBeforeMs: number;
+  caValidityMs: number;
+}
+
+export const DEFAULT_AUTO_TLS: AutoTlsPolicy = { validityMs: 90 * DAY, renewBeforeMs: 30 * DAY, caValidityMs: 3650 * DAY };
+
+/** A cluster's configuration cannot be acted on as it stands (a Secret missing, say): said in status, retried with backoff. */
+export class ConfigurationError extends Error {
+  constructor(readonly reason: string, message: string) {
+    super(message);
+    this.name = 'ConfigurationError';
+  }
+}
+
+const ROLES: SecretRole[] = ['peer', 'server', 'operator'];
+
+/**
+ * spec.TLS.auto: the cluster's CA (made once, never rotated by the operator) and the peer, server and client
+ * certificates it signs, reissued together before they expire. Answers the generation the members should hold.
+ */
+export async function ensureAutoTls(
+  transport: ApiTransport, secrets: Store<V1Secret>, a: ClusterAddress, clusterUid: string, names: TlsSecretNames, policy: AutoTlsPolicy, now: number,
+): Promise<string> {
+  const path = `/api/v1/namespaces/${a.namespace}/secrets`;
+  const leaves = ROLES.map((role) => secrets.get(a.namespace, names[role]));
+  let ca = secrets.get(a.namespace, caSecretName(a.cluster));
+  if (!ca) {
+    if (leaves.some((s) => s !== undefined)) {
+      throw new ConfigurationError('CASecretMissing', `Secret ${caSecretName(a.cluster)} (the cluster's CA) is gone while certificates it signed remain; restore it`);
+    }
+    const issued = issueCa(`${a.cluster}-ca`, policy.caValidityMs);
+    ca = await create(transport, path, tlsSecret(a, clusterUid, caSecretName(a.cluster), 'ca', { ...issued, ca: issued.cert }, rfc3339(now)));
+  }
+  const caPair: Issued = { cert: secretText(ca, 'ca.crt') ?? '', key: secretText(ca, 'ca.key') ?? '' };
+  const generations = leaves.map((s) => s?.metadata?.annotations?.[ANNOTATION_TLS_GENERATION]);
+  const fresh = ROLES.every((role, i) => {
+    const cert = secretText(leaves[i], SECRET_KEYS[role].cert);
+    return cert !== undefined && generations[i] === generations[0] && notAfter(cert).getTime() - now > policy.renewBeforeMs;
+  });
+  if (fresh && generations[0]) return generations[0];
+
+  const generation = rfc3339(now);
+  const altNames = memberAltNames(a);
+  const issued: Record<SecretRole, Issued> = {
+    peer: issueLeaf(caPair, { commonName: `${a.cluster}-peer`, altNames, usage: ['server', 'client'], validForMs: policy.validityMs }),
+    // etcd's gateway on the client port dials the member itself with this certificate: it is a client one too.
+    server: issueLeaf(caPair, { commonName: `${a.cluster}-server`, altNames, usage: ['server', 'client'], validForMs: policy.validityMs }),
+    operator: issueLeaf(caPair, { commonName: `${a.cluster}-client`, altNames: [], usage: ['client'], validForMs: policy.validityMs }),
+  };
+  for (const [i, role] of ROLES.entries()) {
+    const resourceVersion = leaves[i]?.metadata?.resourceVersion;
+    const body = tlsSecret(a, clusterUid, names[role], role, { ...issued[role], ca: caPair.cert }, generation, resourceVersion);
+    if (resourceVersion) {
+      await transport.call('PUT', `${path}/${names[role]}`, body);
+    } else {
+      await create(transport, path, body);
+    }
+  }
+  return generation;
+}
+
+/** Creates a Secret; if another pass made it first, answers that one. */
+async function create(transport: ApiTransport, path: string, body: V1Secret): Promise<V1Secret> {
+  try {
+    return (await transport.call('POST', path, body)) as V1Secret;
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 409)) throw err;
+    return (await transport.call('GET', `${path}/${body.metadata?.name ?? ''}`)) as V1Secret;
+  }
+}
+
+/**
+ * The etcd client for each cluster: the plain one, or one presenting the cluster's operator certificate. A
+ * user's Secret is read at most once a minute (operator-made ones come from the watch cache); a client is
+ * rebuilt only when its Secret changes.
+ */
+export class EtcdClients {
+  private readonly cache = new Map<string, { client: EtcdClient; version: string; readAt: number }>();
+
+  constructor(
+    private readonly plain: EtcdClient,
+    private readonly withTls: (tls: SecureContextOptions) => EtcdClient,
+    private readonly transport: ApiTransport,
+    private readonly secrets: Store<V1Secret>,
+    private readonly refreshMs = 60_000,
+  ) {}
+
+  async forCluster(namespace: string, names: TlsSecretNames | undefined, now: number): Promise<EtcdClient> {
+    if (!names) return this.plain;
+    const key = `${namespace}/${names.operator}`;
+    const cached = this.cache.get(key);
+    if (!names.auto && cached && now - cached.readAt < this.refreshMs) return cached.client;
+    const secret = names.auto ? this.secrets.get(namespace, names.operator) : await this.read(namespace, names.operator);
+    if (!secret) throw new ConfigurationError('SecretMissing', `Secret ${names.operator} (the operator's client certificate) does not exist`);
+    const version = secret.metadata?.resourceVersion ?? '';
+    if (cached?.version === version) {
+      cached.readAt = now;
+      return cached.client;
+    }
+    const k = SECRET_KEYS.operator;
+    const [cert, keyPem, ca] = [secretText(secret, k.cert), secretText(secret, k.key), secretText(secret, k.ca)];
+    if (!cert || !keyPem || !ca) throw new ConfigurationError('SecretIncomplete', `Secret ${names.operator} needs ${k.cert}, ${k.key} and ${k.ca}`);
+    const client = this.withTls({ cert, key: keyPem, ca });
+    this.cache.set(key, { client, version, readAt: now });
+    return client;
+  }
+
+  private async read(namespace: string, name: string): Promise<V1Secret | undefined> {
+    try {
+      return (await this.transport.call('GET', `/api/v1/namespaces/${namespace}/secrets/${name}`)) as V1Secret;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+}
