@@ -4,7 +4,7 @@ import type { KubeConfig, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget,
 import type { Logger } from 'pino';
 import { ApiTransport } from './runtime/transport.js';
 import { Reflector } from './runtime/reflector.js';
-import { Controller } from './runtime/controller.js';
+import { Controller, generationChanged } from './runtime/controller.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import { EventRecorder } from './runtime/events.js';
 import { RuntimeMetrics } from './runtime/metrics.js';
@@ -68,7 +68,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
       clusterDomain: o.clusterDomain,
       settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
     }),
-  }).watches(clusters).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
+  }).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
 
   const health: Server = await startHealthServer({
     host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => reflectors.every((r) => r.hasSynced),

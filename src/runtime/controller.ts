@@ -4,7 +4,7 @@ import { WorkQueue } from './workqueue.js';
 import type { QueueObserver } from './workqueue.js';
 import { defaultControllerRateLimiter } from './rate-limit.js';
 import type { RateLimiter } from './rate-limit.js';
-import type { Reflector } from './reflector.js';
+import type { Reflector, ResourceHandler } from './reflector.js';
 import { objectKey } from './store.js';
 import type { KubeObject } from './store.js';
 
@@ -36,6 +36,12 @@ export interface ControllerOptions {
 }
 
 /**
+ * An update filter for `watches`: only changes that moved metadata.generation (the spec), not the status
+ * the controller writes itself, which would otherwise re-trigger it after every pass.
+ */
+export const generationChanged = (old: KubeObject, now: KubeObject): boolean => old.metadata?.generation !== now.metadata?.generation;
+
+/**
  * Runs reconcile(key) on N workers fed by one work queue. Keys are `namespace/name` of the primary kind;
  * changes to owned objects enqueue their controller owner's key. A failed reconcile is retried with
  * per-key backoff; a success clears the backoff and honours requeueAfterMs.
@@ -47,12 +53,12 @@ export class Controller {
     this.queue = new WorkQueue(options.rateLimiter ?? defaultControllerRateLimiter(), options.queueObserver);
   }
 
-  /** Reconcile the object itself on every change. */
-  watches<T extends KubeObject>(reflector: Reflector<T>): this {
+  /** Reconcile the object itself when it is added or deleted, and on the updates `relevant` lets through. */
+  watches<T extends KubeObject>(reflector: { on(handler: ResourceHandler<T>): unknown }, relevant: (old: T, now: T) => boolean = () => true): this {
     const enqueue = (o: T): void => {
       this.queue.add(objectKey(o));
     };
-    reflector.on({ added: enqueue, updated: (_old, o) => { enqueue(o); }, deleted: enqueue });
+    reflector.on({ added: enqueue, updated: (old, o) => { if (relevant(old, o)) enqueue(o); }, deleted: enqueue });
     return this;
   }
 

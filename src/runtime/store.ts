@@ -7,6 +7,7 @@ export interface KubeObject {
     namespace?: string;
     uid?: string;
     resourceVersion?: string;
+    generation?: number;
     labels?: Record<string, string>;
     ownerReferences?: { uid: string; controller?: boolean; kind: string; name: string; apiVersion: string }[];
   };

@@ -28,14 +28,22 @@ const DEFRAGMENT_TIMEOUT_MS = 10 * 60_000;
 /** etcd refusals that mean "not now" (strict reconfiguration check, learner not caught up): retry soon. */
 const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync/;
 
-/** Performs one planned action; answers when to look again (ms), or undefined to wait for a change. */
-export async function execute(action: Action, x: ExecutionContext): Promise<number | undefined> {
+export interface Outcome {
+  /** When to look again (ms); undefined to wait for a change. */
+  requeueAfterMs?: number;
+  /** etcd's "not now", when it refused the action: nothing changed. */
+  refused?: string;
+}
+
+/** Performs one planned action. */
+export async function execute(action: Action, x: ExecutionContext): Promise<Outcome> {
   try {
-    return await perform(action, x);
+    const requeueAfterMs = await perform(action, x);
+    return requeueAfterMs === undefined ? {} : { requeueAfterMs };
   } catch (err) {
     if (err instanceof EtcdError && TRANSIENT.test(err.message)) {
       x.log.info({ action: action.type, refusal: err.message }, 'etcd refused for now; retrying shortly');
-      return 1000;
+      return { requeueAfterMs: 1000, refused: err.message };
     }
     throw err;
   }

@@ -77,18 +77,18 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const state = clusterState(cluster, { pods, claims, ...etcdView }, d.settings, Date.now(), tls);
     const action = plan(state);
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
-    const requeueAfterMs = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), log });
+    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), log });
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
     await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => {
       const next = clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now()));
       return JSON.stringify(next) === JSON.stringify(current.status) ? undefined : next;
     });
-    if (!QUIET.includes(action.type)) {
+    if (!QUIET.includes(action.type) && !outcome.refused) {
       const message = 'reason' in action ? `${action.type}: ${action.reason}` : action.type;
       await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, message);
     }
-    return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
+    return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };
 }
 

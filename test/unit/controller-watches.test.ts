@@ -1,0 +1,20 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { Controller, generationChanged } from '../../src/runtime/controller.js';
+import type { ResourceHandler } from '../../src/runtime/reflector.js';
+import type { KubeObject } from '../../src/runtime/store.js';
+
+const object = (generation: number, status: string): KubeObject & { status: string } =>
+  ({ metadata: { name: 'c', namespace: 'ns', generation, resourceVersion: status }, status });
+
+test('with generationChanged, a status-only update does not re-trigger the controller; a spec change does', () => {
+  let handler: ResourceHandler<KubeObject & { status: string }> | undefined;
+  const source = { on(h: ResourceHandler<KubeObject & { status: string }>) { handler = h; return this; } };
+  const controller = new Controller({ name: 't', log: pino({ level: 'silent' }), reconcile: () => Promise.resolve(undefined) }).watches(source, generationChanged);
+  assert.ok(handler?.updated);
+  handler.updated(object(1, 'a'), object(1, 'b'));
+  assert.equal(controller.queue.length, 0, 'its own status write');
+  handler.updated(object(1, 'b'), object(2, 'b'));
+  assert.equal(controller.queue.length, 1, 'a spec change');
+});
