@@ -1,4 +1,5 @@
 import { GROUP, VERSION, clusterSpec, clusterStatus } from './etcd-cluster.js';
+import { backupSpec, backupStatus, restoreSpec, restoreStatus } from './etcd-backup.js';
 import type { OpenApiSchema } from './schema.js';
 
 const topLevel = (spec: OpenApiSchema, status: OpenApiSchema): OpenApiSchema => ({
@@ -18,32 +19,61 @@ export interface CrdManifest {
   spec: Record<string, unknown>;
 }
 
-export function etcdClusterCrd(): CrdManifest {
+interface CrdShape {
+  kind: string;
+  plural: string;
+  shortNames: string[];
+  spec: OpenApiSchema;
+  status: OpenApiSchema;
+  subresources: Record<string, unknown>;
+  columns: { name: string; type: 'integer' | 'string' | 'boolean' | 'date'; jsonPath: string }[];
+}
+
+function crd(s: CrdShape): CrdManifest {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `etcdclusters.${GROUP}` },
+    metadata: { name: `${s.plural}.${GROUP}` },
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { plural: 'etcdclusters', singular: 'etcdcluster', kind: 'EtcdCluster', listKind: 'EtcdClusterList', shortNames: ['etcd'], categories: ['etcd'] },
+      names: { plural: s.plural, singular: s.kind.toLowerCase(), kind: s.kind, listKind: `${s.kind}List`, shortNames: s.shortNames, categories: ['etcd'] },
       versions: [{
-        name: VERSION,
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: topLevel(clusterSpec.openapi, clusterStatus.openapi) },
-        subresources: {
-          status: {},
-          scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.size', labelSelectorPath: '.status.selector' },
-        },
-        additionalPrinterColumns: [
-          { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
-          { name: 'Ready', type: 'integer', jsonPath: '.status.readyMembers' },
-          { name: 'Version', type: 'string', jsonPath: '.status.currentVersion' },
-          { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-        ],
+        name: VERSION, served: true, storage: true,
+        schema: { openAPIV3Schema: topLevel(s.spec, s.status) },
+        subresources: s.subresources,
+        additionalPrinterColumns: [...s.columns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
       }],
     },
   };
 }
+
+export const etcdClusterCrd = (): CrdManifest => crd({
+  kind: 'EtcdCluster', plural: 'etcdclusters', shortNames: ['etcd'], spec: clusterSpec.openapi, status: clusterStatus.openapi,
+  subresources: { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.size', labelSelectorPath: '.status.selector' } },
+  columns: [
+    { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyMembers' },
+    { name: 'Version', type: 'string', jsonPath: '.status.currentVersion' },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+  ],
+});
+
+export const etcdBackupCrd = (): CrdManifest => crd({
+  kind: 'EtcdBackup', plural: 'etcdbackups', shortNames: ['etcdbk'], spec: backupSpec.openapi, status: backupStatus.openapi, subresources: { status: {} },
+  columns: [
+    { name: 'Succeeded', type: 'boolean', jsonPath: '.status.succeeded' },
+    { name: 'Revision', type: 'integer', jsonPath: '.status.etcdRevision' },
+    { name: 'Last-Success', type: 'date', jsonPath: '.status.lastSuccessDate' },
+  ],
+});
+
+export const etcdRestoreCrd = (): CrdManifest => crd({
+  kind: 'EtcdRestore', plural: 'etcdrestores', shortNames: ['etcdrs'], spec: restoreSpec.openapi, status: restoreStatus.openapi, subresources: { status: {} },
+  columns: [
+    { name: 'Cluster', type: 'string', jsonPath: '.spec.etcdCluster.name' },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+  ],
+});
+
+export const allCrds = (): CrdManifest[] => [etcdClusterCrd(), etcdBackupCrd(), etcdRestoreCrd()];

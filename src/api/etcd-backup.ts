@@ -1,0 +1,103 @@
+import { array, boolean, integer, object, oneOf, string } from './schema.js';
+import type { Infer } from './schema.js';
+import { GROUP, VERSION, clusterSpec, condition } from './etcd-cluster.js';
+
+const dnsName = (description: string) => string({ description, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' });
+
+/** No ".." or "." segment, no leading "/": a backup path stays inside its bucket or volume. */
+const CONFINED_PATH = [{ rule: "!self.startsWith('/') && !self.matches('(^|/)[.][.]?(/|$)')", message: 'a path may not start with "/" or contain "." or ".." segments' }];
+
+export const s3Location = object({
+  path: string({
+    description: 'Where the snapshot goes: "<bucket>/<key>" (CoreOS). Periodic backups append "_v<revision>_<time>" to the key.',
+    pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/.+$', maxLength: 1024, 'x-kubernetes-validations': CONFINED_PATH,
+  }),
+  awsSecret: dnsName('Secret with "credentials" and "config" in the AWS shared-file format (CoreOS).'),
+  endpoint: string({ description: 'An S3-compatible endpoint URL (for services other than AWS).', pattern: '^https?://', maxLength: 512 }),
+  forcePathStyle: boolean({ description: 'Address buckets as <endpoint>/<bucket> rather than <bucket>.<endpoint>.' }),
+}, { required: ['path', 'awsSecret'] });
+
+export const volumeLocation = object({
+  claimName: dnsName('A PersistentVolumeClaim in the same namespace.'),
+  path: string({ description: 'A file path inside the volume.', maxLength: 1024, pattern: '^[A-Za-z0-9._/-]+$', 'x-kubernetes-validations': CONFINED_PATH }),
+}, { required: ['claimName', 'path'] });
+
+const STORAGE_RULES = [
+  { rule: "self.storageType != 'S3' || has(self.s3)", message: 'storageType S3 needs s3' },
+  { rule: "self.storageType != 'Volume' || has(self.volume)", message: 'storageType Volume needs volume' },
+];
+
+export const backupSpec = object({
+  etcdEndpoints: array(string({ pattern: '^https?://', maxLength: 512 }), { description: 'Client URLs of an etcd cluster (CoreOS).', maxItems: 16 }),
+  clusterName: dnsName('An EtcdCluster in the same namespace: its members, and its TLS client certificate.'),
+  clientTLSSecret: dnsName('For etcdEndpoints over TLS: a Secret with etcd-client.crt, etcd-client.key and etcd-client-ca.crt (CoreOS).'),
+  storageType: oneOf(['S3', 'Volume'], { description: 'S3 (any S3-compatible service) or Volume (a PVC).' }),
+  s3: s3Location,
+  volume: volumeLocation,
+  backupPolicy: object({
+    timeoutInSecond: integer({ description: 'Give up a backup after this long.', minimum: 1, maximum: 86400 }),
+    backupIntervalInSecond: integer({ description: 'Back up periodically, this often; once when 0 or unset.', minimum: 0, maximum: 31536000 }),
+    maxBackups: integer({ description: 'Periodic backups kept (the newest); all when 0 or unset.', minimum: 0, maximum: 10000 }),
+  }),
+}, {
+  required: ['storageType'],
+  'x-kubernetes-validations': [
+    { rule: 'has(self.etcdEndpoints) != has(self.clusterName)', message: 'name either clusterName or etcdEndpoints' },
+    ...STORAGE_RULES,
+  ],
+});
+
+export const backupStatus = object({
+  succeeded: boolean({ description: 'The last backup succeeded (CoreOS).' }),
+  reason: string({ description: 'Why the last backup failed (CoreOS).' }),
+  etcdVersion: string({ description: 'Version of the member the last snapshot came from (CoreOS).' }),
+  etcdRevision: integer({ description: 'Store revision of the last snapshot (CoreOS).', format: 'int64' }),
+  lastSuccessDate: string({ format: 'date-time' }),
+  lastBackup: object({ path: string(), size: integer({ format: 'int64' }), sha256: string() }),
+  backups: integer({ description: 'Periodic backups kept.' }),
+  observedGeneration: integer({ format: 'int64' }),
+  conditions: array(condition),
+});
+
+export const restoreSpec = object({
+  etcdCluster: object({ name: dnsName('The EtcdCluster to create from the snapshot; it must not exist yet.') }, { required: ['name'] }),
+  backupStorageType: oneOf(['S3', 'Volume']),
+  s3: s3Location,
+  volume: volumeLocation,
+  clusterSpec: { ...clusterSpec, openapi: { ...clusterSpec.openapi, description: 'Spec of the restored cluster (default: 3 members of the default version).' } },
+}, {
+  required: ['etcdCluster', 'backupStorageType'],
+  'x-kubernetes-validations': STORAGE_RULES.map((r) => ({ ...r, rule: r.rule.replace('self.storageType', 'self.backupStorageType') })),
+});
+
+export const restoreStatus = object({
+  phase: string({ description: 'Restoring, Completed or Failed.' }),
+  reason: string(),
+  observedGeneration: integer({ format: 'int64' }),
+  conditions: array(condition),
+});
+
+export type BackupSpec = Infer<typeof backupSpec>;
+export type BackupStatus = Infer<typeof backupStatus>;
+export type RestoreSpec = Infer<typeof restoreSpec>;
+export type RestoreStatus = Infer<typeof restoreStatus>;
+export type S3Location = Infer<typeof s3Location>;
+export type VolumeLocation = Infer<typeof volumeLocation>;
+
+interface Meta { name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; deletionTimestamp?: string; creationTimestamp?: string }
+
+export interface EtcdBackup {
+  apiVersion: `${typeof GROUP}/${typeof VERSION}`;
+  kind: 'EtcdBackup';
+  metadata: Meta;
+  spec: BackupSpec;
+  status?: BackupStatus;
+}
+
+export interface EtcdRestore {
+  apiVersion: `${typeof GROUP}/${typeof VERSION}`;
+  kind: 'EtcdRestore';
+  metadata: Meta;
+  spec: RestoreSpec;
+  status?: RestoreStatus;
+}

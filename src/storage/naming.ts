@@ -1,0 +1,25 @@
+/**
+ * Names of periodic backups, as the CoreOS operator made them: `<base>_v<revision>_<YYYY-MM-DD-hh:mm:ss>`
+ * (UTC), so existing buckets keep their order and retention.
+ */
+export function periodicName(base: string, revision: number, at: Date): string {
+  const stamp = at.toISOString().slice(0, 19).replace('T', '-');
+  return `${base}_v${revision}_${stamp}`;
+}
+
+const PERIODIC = /_v(\d+)_(\d{4}-\d{2}-\d{2})-(\d{2}:\d{2}:\d{2})$/;
+
+/** The periodic backups of `base` among `names`, oldest first (by time, then revision). */
+export function periodicBackups(names: readonly string[], base: string): string[] {
+  const parsed = names.flatMap((name) => {
+    const m = name.startsWith(`${base}_v`) ? PERIODIC.exec(name) : null;
+    return m ? [{ name, time: `${m[2] ?? ''}T${m[3] ?? ''}`, revision: Number(m[1]) }] : [];
+  });
+  return parsed.sort((a, b) => a.time.localeCompare(b.time) || a.revision - b.revision).map((p) => p.name);
+}
+
+/** Which periodic backups retention removes: all but the newest `keep` (none when keep is 0). */
+export function expired(names: readonly string[], base: string, keep: number): string[] {
+  const ordered = periodicBackups(names, base);
+  return keep > 0 && ordered.length > keep ? ordered.slice(0, ordered.length - keep) : [];
+}

@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+
+/** What a backup wrote: its name in the store, its size and the sha256 stored beside it. */
+export interface StoredObject {
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+/**
+ * Where snapshots are kept. Data is streamed in and out, never held whole; each object has its sha256
+ * beside it (`<name>.sha256`), written after the data and checked on every read.
+ */
+export interface BackupStorage {
+  put(name: string, data: AsyncIterable<Uint8Array>): Promise<StoredObject>;
+  /** The object's bytes; the iteration throws ChecksumMismatch at its end if they differ from the stored sha256. */
+  get(name: string): AsyncIterable<Buffer>;
+  /** Names of the objects (not their checksums) that start with `prefix`, in name order. */
+  list(prefix: string): Promise<string[]>;
+  /** Removes an object and its checksum. */
+  remove(name: string): Promise<void>;
+}
+
+export const CHECKSUM_SUFFIX = '.sha256';
+
+export class ChecksumMismatch extends Error {
+  constructor(readonly object: string, readonly expected: string, readonly actual: string) {
+    super(`${object}: sha256 ${actual} does not match the stored ${expected || '(none)'}; the backup is corrupt or incomplete`);
+    this.name = 'ChecksumMismatch';
+  }
+}
+
+/** Passes the bytes through while counting and hashing them; `result()` is final once the iteration ends. */
+export function measured(source: AsyncIterable<Uint8Array>): { data: AsyncIterable<Buffer>; result: () => { size: number; sha256: string } } {
+  const hash = createHash('sha256');
+  let size = 0;
+  let digest = '';
+  async function* pass(): AsyncIterable<Buffer> {
+    for await (const chunk of source) {
+      const b = Buffer.from(chunk);
+      hash.update(b);
+      size += b.length;
+      yield b;
+    }
+    digest = hash.digest('hex');
+  }
+  return { data: pass(), result: () => ({ size, sha256: digest }) };
+}
+
+/** Yields the bytes, then throws if their sha256 is not `expected`. */
+export async function* verified(name: string, source: AsyncIterable<Uint8Array>, expected: string): AsyncIterable<Buffer> {
+  const m = measured(source);
+  yield* m.data;
+  const { sha256 } = m.result();
+  if (sha256 !== expected.trim().split(/\s+/)[0]) throw new ChecksumMismatch(name, expected.trim(), sha256);
+}

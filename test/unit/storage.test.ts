@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { DirectoryStorage } from '../../src/storage/directory.js';
+import { ChecksumMismatch } from '../../src/storage/storage.js';
+import { expired, periodicBackups, periodicName } from '../../src/storage/naming.js';
+import { awsProfile } from '../../src/storage/aws-files.js';
+
+/** n chunks of `size` bytes, as a stream would deliver them. */
+const chunks = (n: number, size: number): AsyncIterable<Buffer> => Readable.from(Array.from({ length: n }, (_, i) => Buffer.alloc(size, i % 256)));
+
+const drain = async (it: AsyncIterable<Buffer>): Promise<Buffer> => {
+  const parts: Buffer[] = [];
+  for await (const c of it) parts.push(c);
+  return Buffer.concat(parts);
+};
+
+test('directory storage: streams in, checksum beside, verified out; a changed byte is refused; names cannot escape', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'backups-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const store = new DirectoryStorage(root);
+  const written = await store.put('cluster/snap_v1', chunks(64, 1024));
+  const expected = createHash('sha256').update(await drain(chunks(64, 1024))).digest('hex');
+  assert.deepEqual(written, { name: 'cluster/snap_v1', size: 65536, sha256: expected });
+  assert.equal((await drain(store.get('cluster/snap_v1'))).length, 65536);
+  assert.deepEqual(await store.list('cluster/snap'), ['cluster/snap_v1']);
+
+  const bytes = await drain(store.get('cluster/snap_v1'));
+  bytes[100] = (bytes[100] ?? 0) ^ 0xff;
+  writeFileSync(join(root, 'cluster/snap_v1'), bytes);
+  await assert.rejects(drain(store.get('cluster/snap_v1')), (err: unknown) => err instanceof ChecksumMismatch && /does not match/.test(err.message));
+  await store.remove('cluster/snap_v1');
+  assert.deepEqual(await store.list('cluster/'), []);
+  await assert.rejects(store.put('../outside', chunks(1, 1)), /not a path inside/);
+});
+
+test('periodic backup names follow CoreOS, order by time, and retention keeps the newest', () => {
+  const base = 'etcd/backups/example';
+  assert.equal(periodicName(base, 42, new Date('2026-11-22T03:04:05.678Z')), 'etcd/backups/example_v42_2026-11-22-03:04:05');
+  const names = [
+    periodicName(base, 100, new Date('2026-11-22T03:00:03Z')), periodicName(base, 99, new Date('2026-11-22T03:00:02Z')),
+    periodicName(base, 7, new Date('2026-11-22T03:00:01Z')), 'etcd/backups/other_v1_2026-11-22-03:00:00', `${base}.sha256`,
+  ];
+  assert.deepEqual(periodicBackups(names, base).map((n) => n.split('_v')[1]?.split('_')[0]), ['7', '99', '100']);
+  assert.deepEqual(expired(names, base, 2), [periodicName(base, 7, new Date('2026-11-22T03:00:01Z'))]);
+  assert.deepEqual(expired(names, base, 0), [], 'keep everything when unset');
+});
+
+test('the CoreOS awsSecret files: credentials and region from the default profile', () => {
+  const creds = '[default]\naws_access_key_id = AKID\n# keys\naws_secret_access_key = s3cr3t#x\n[other]\naws_access_key_id = no\n';
+  assert.deepEqual(awsProfile(creds, '[default]\nregion = eu-west-1\n'), { accessKeyId: 'AKID', secretAccessKey: 's3cr3t#x', region: 'eu-west-1' });
+  assert.equal(awsProfile(creds, '').region, 'us-east-1');
+  assert.throws(() => awsProfile('[other]\naws_access_key_id = x\n', ''), /no \[default\]/);
+});
