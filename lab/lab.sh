@@ -24,6 +24,7 @@ build() {
   bash "$LAB_SRC_DIR/build/k8s.sh"
   bash "$LAB_SRC_DIR/build/etcd.sh"
   bash "$LAB_SRC_DIR/build/coredns.sh"
+  bash "$LAB_SRC_DIR/build/minio.sh"
   bash "$LAB_SRC_DIR/build/images.sh"
 }
 
@@ -53,7 +54,8 @@ write_lab_facts() {
   for v in $ETCD_VERSIONS; do images="$images${images:+, }\"quay.io/coreos/etcd:$v\""; done
   cat > "$LAB_HOME/lab.json" <<JSON
 {"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_NODE_IP", "clusterDomain": "cluster.local",
- "nodeName": "$LAB_NODE_NAME", "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images]}
+ "nodeName": "$LAB_NODE_NAME", "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images],
+ "nodeIP": "$LAB_NODE_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio"}
 JSON
 }
 

@@ -5,11 +5,14 @@ import type { Logger } from 'pino';
 import { ApiTransport } from './runtime/transport.js';
 import { Reflector } from './runtime/reflector.js';
 import { Controller, generationChanged } from './runtime/controller.js';
+import type { Reconcile } from './runtime/controller.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import { EventRecorder } from './runtime/events.js';
 import { RuntimeMetrics } from './runtime/metrics.js';
 import { startHealthServer } from './runtime/health-server.js';
 import { GROUP, VERSION } from './api/etcd-cluster.js';
+import type { EtcdBackup } from './api/etcd-backup.js';
+import { backupReconciler } from './controllers/backup/reconciler.js';
 import type { EtcdCluster } from './api/etcd-cluster.js';
 import { EtcdClient } from './etcd/client.js';
 import { resolverLookup } from './etcd/dns-lookup.js';
@@ -49,26 +52,25 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const budgets = new Reflector<V1PodDisruptionBudget>(transport, { path: `${scope('/apis/policy/v1')}/poddisruptionbudgets`, labelSelector: members, onError: onError('pdbs') });
   // Only the Secrets the operator made (auto TLS) are watched; a user's Secret is read when needed.
   const secrets = new Reflector<V1Secret>(transport, { path: `${scope('/api/v1')}/secrets`, labelSelector: members, onError: onError('secrets') });
-  const reflectors = [clusters, pods, claims, services, budgets, secrets];
+  const backups = new Reflector<EtcdBackup>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdbackups`, onError: onError('etcdbackups') });
+  const reflectors = [clusters, pods, claims, services, budgets, secrets, backups];
   const identity = o.identity ?? `${hostname()}-${process.pid}`;
   const etcdOptions = { timeoutMs: 2000, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
 
-  const controller = new Controller({
-    name: 'etcdcluster',
-    workers: o.workers,
-    log: o.log,
-    queueObserver: metrics.queueObserver('etcdcluster'),
-    reconcileObserver: metrics.reconcileObserver('etcdcluster'),
-    reconcile: clusterReconciler({
-      transport,
-      etcdClients: new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), transport, secrets.store),
-      events: new EventRecorder(transport, { component: 'etcd-operator', instance: identity, onError: (err) => { o.log.warn({ err }, 'event not recorded'); } }),
-      clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
-      autoTls: o.autoTls,
-      clusterDomain: o.clusterDomain,
-      settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
-    }),
-  }).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
+  const etcdClients = new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), transport, secrets.store);
+  const events = new EventRecorder(transport, { component: 'etcd-operator', instance: identity, onError: (err) => { o.log.warn({ err }, 'event not recorded'); } });
+  const controllerOf = (name: string, reconcile: Reconcile): Controller => new Controller({
+    name, workers: o.workers, log: o.log, reconcile,
+    queueObserver: metrics.queueObserver(name), reconcileObserver: metrics.reconcileObserver(name),
+  });
+  const clusterController = controllerOf('etcdcluster', clusterReconciler({
+    transport, etcdClients, events,
+    clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
+    autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
+  })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
+  const backupController = controllerOf('etcdbackup', backupReconciler({
+    transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
+  })).watches(backups, generationChanged);
 
   const health: Server = await startHealthServer({
     host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => reflectors.every((r) => r.hasSynced),
@@ -80,7 +82,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
     const synced = await Promise.all(reflectors.map((r) => r.waitForSync(active)));
     if (synced.every(Boolean)) {
       o.log.info('caches synced; reconciling');
-      await controller.run(active);
+      await Promise.all([clusterController.run(active), backupController.run(active)]);
     }
     await Promise.all(watching);
   };

@@ -61,3 +61,11 @@ export async function etcdGetPrefix(endpoint: string, prefix: string, options?: 
   const decode = (s?: string): string => Buffer.from(s ?? '', 'base64').toString('utf8');
   return new Map((res.kvs ?? []).map((kv) => [decode(kv.key), decode(kv.value)]));
 }
+
+/** Many puts in transactions of `batch` (etcd allows 128 operations in one by default). */
+export async function etcdPutMany(endpoint: string, entries: [string, string][], options?: CallOptions, batch = 100): Promise<void> {
+  for (let i = 0; i < entries.length; i += batch) {
+    const success = entries.slice(i, i + batch).map(([key, value]) => ({ request_put: { key: b64(key), value: b64(value) } }));
+    await post(endpoint, '/v3/kv/txn', { success }, options);
+  }
+}

@@ -15,6 +15,10 @@ export interface LabFacts {
   /** kubectl of the lab's Kubernetes version. */
   kubectl: string;
   etcdImages: string[];
+  /** The node's address on the lab bridge: pods reach servers a test starts there. */
+  nodeIP: string;
+  /** The MinIO server binary, for S3 backups. */
+  minio: string;
 }
 
 const labHome = process.env.ETCD_OPERATOR_LAB_HOME ?? '/var/lib/etcd-operator-lab';

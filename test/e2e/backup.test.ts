@@ -1,0 +1,89 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { BackupSpec, EtcdBackup, S3Location } from '../../src/api/etcd-backup.js';
+import { etcdBackupCrd } from '../../src/api/crds.js';
+import { eventually } from '../support/lab.js';
+import { isReady, testbed } from '../support/cluster-testbed.js';
+import type { Testbed } from '../support/cluster-testbed.js';
+import { ensureCrd } from '../support/test-crd.js';
+import { startOperator } from '../support/operator-process.js';
+import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+import { startMinio } from '../support/minio.js';
+import type { Minio } from '../support/minio.js';
+
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+
+async function createBackup(bed: Testbed, name: string, spec: BackupSpec): Promise<void> {
+  await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec });
+}
+
+const getBackup = async (bed: Testbed, name: string): Promise<EtcdBackup> =>
+  (await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/${name}`)) as EtcdBackup;
+
+async function objectBytes(minio: Minio, bucket: string, key: string): Promise<Buffer> {
+  const res = await minio.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return Buffer.from(await res.Body?.transformToByteArray() ?? []);
+}
+
+const s3 = (minio: Minio, path: string): S3Location => ({ path, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true });
+
+test('EtcdBackup to S3 (a real MinIO): 10,000 keys snapshotted with revision and checksum; periodic backups keep maxBackups', async (t) => {
+  const bed = await testbed(t, 'backup');
+  await ensureCrd(bed.transport, etcdBackupCrd());
+  const minio = await startMinio(t, 'backups');
+  await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
+  const operator = startOperator(t, bed.namespace);
+  let finished = false;
+  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
+
+  await bed.create('source', { size: 3 });
+  await eventually('3 members Running', 120_000, async () => {
+    const c = await bed.get('source');
+    const pods = await bed.pods('source');
+    return c.status?.phase === 'Running' && pods.length === 3 && pods.every(isReady) ? c : undefined;
+  });
+  const ip = (await bed.core.readNamespacedService({ name: 'source-client', namespace: bed.namespace })).spec?.clusterIP ?? '';
+  const endpoint = `http://${ip}:2379`;
+  const keys = Array.from({ length: 10_000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
+  await eventually('10,000 keys written', 60_000, async () => { await etcdPutMany(endpoint, keys); return true; });
+  assert.equal((await etcdGetPrefix(endpoint, 'key-')).size, 10_000);
+
+  const started = Date.now();
+  await createBackup(bed, 'once', { clusterName: 'source', storageType: 'S3', s3: s3(minio, 'backups/source/once.db') });
+  const done = await eventually('the backup succeeded', 60_000, async () => {
+    const b = await getBackup(bed, 'once');
+    return b.status?.succeeded ? b : undefined;
+  });
+  t.diagnostic(`backup of 10,000 keys took ${Date.now() - started} ms: ${JSON.stringify(done.status?.lastBackup)}`);
+  const status = done.status;
+  assert.ok(status && (status.etcdRevision ?? 0) > 100, 'the revision is recorded');
+  assert.equal(status.etcdVersion, '3.5.17');
+  const bytes = await objectBytes(minio, 'backups', 'source/once.db');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  assert.equal(status.lastBackup?.sha256, sha256, 'status carries the checksum of the object');
+  assert.equal(status.lastBackup.size, bytes.length);
+  assert.equal((await objectBytes(minio, 'backups', 'source/once.db.sha256')).toString().trim(), sha256, 'the checksum is stored beside it');
+  assert.ok(bytes.length > 10_000 * 16, 'the snapshot holds the data');
+
+  await createBackup(bed, 'every', { clusterName: 'source', storageType: 'S3', s3: s3(minio, 'backups/source/periodic'), backupPolicy: { backupIntervalInSecond: 1, maxBackups: 2 } });
+  const events = async (): Promise<number> => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
+    .filter((e) => e.involvedObject.name === 'every' && e.reason === 'BackupTaken').reduce((n, e) => n + (e.count ?? 1), 0);
+  await eventually('four periodic backups taken', 60_000, async () => ((await events()) >= 4 ? true : undefined));
+  const listed = await minio.client.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: 'source/periodic_v' }));
+  const names = (listed.Contents ?? []).map((o) => o.Key ?? '');
+  assert.equal(names.filter((n) => !n.endsWith('.sha256')).length, 2, `exactly maxBackups kept: ${names.join(', ')}`);
+  assert.equal(names.filter((n) => n.endsWith('.sha256')).length, 2, 'each with its checksum');
+  assert.equal((await getBackup(bed, 'every')).status?.backups, 2);
+
+  await createBackup(bed, 'nosecret', { clusterName: 'source', storageType: 'S3', s3: { ...s3(minio, 'backups/x'), awsSecret: 'missing' } });
+  const refused = await eventually('a clear failure', 30_000, async () => {
+    const b = await getBackup(bed, 'nosecret');
+    return b.status?.succeeded === false ? b : undefined;
+  });
+  assert.equal(refused.status?.conditions?.[0]?.reason, 'SecretMissing');
+  assert.match(refused.status.reason ?? '', /Secret missing does not exist/);
+  finished = true;
+});

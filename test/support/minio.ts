@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { eventually, lab } from './lab.js';
+
+export interface Minio {
+  /** Reachable from the host and from pods (the lab bridge address). */
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  client: S3Client;
+  /** The CoreOS awsSecret files for these credentials. */
+  awsSecretData: Record<string, string>;
+}
+
+/** A real MinIO server on the lab bridge, with one bucket; stopped (by its PID) and its data removed when the test ends. */
+export async function startMinio(t: TestContext, bucket: string): Promise<Minio> {
+  const dir = mkdtempSync(join(tmpdir(), 'minio-'));
+  const port = 30000 + Math.floor(Math.random() * 10000);
+  const accessKey = 'labaccess';
+  const secretKey = 'labsecret-0123456789';
+  const logs: string[] = [];
+  const child = spawn(lab().minio, ['server', dir, '--address', `${lab().nodeIP}:${port}`, '--console-address', `127.0.0.1:${port + 1}`, '--quiet'], {
+    env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));
+  child.stderr.on('data', (c: Buffer) => logs.push(c.toString()));
+  const endpoint = `http://${lab().nodeIP}:${port}`;
+  const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey } });
+  t.after(async () => {
+    client.destroy();
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await eventually(`MinIO live (${logs.join('').slice(-200)})`, 30_000, async () => ((await fetch(`${endpoint}/minio/health/live`)).ok ? true : undefined));
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  return {
+    endpoint, accessKey, secretKey, client,
+    awsSecretData: {
+      credentials: `[default]\naws_access_key_id = ${accessKey}\naws_secret_access_key = ${secretKey}\n`,
+      config: '[default]\nregion = us-east-1\n',
+    },
+  };
+}
