@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run --silent build
 mapfile -t suites < <(find dist/test -name '*.test.js' | sort)
-bash scripts/with-lab.sh node --test --test-concurrency=1 "${suites[@]}"
+# The operator image (restore steps run it in pods) is packed from this build and imported once the lab is up.
+bash scripts/with-lab.sh bash -c 'bash scripts/operator-image.sh >/dev/null && exec node --test --test-concurrency=1 "$@"' suites "${suites[@]}"

@@ -11,7 +11,8 @@ import { EventRecorder } from './runtime/events.js';
 import { RuntimeMetrics } from './runtime/metrics.js';
 import { startHealthServer } from './runtime/health-server.js';
 import { GROUP, VERSION } from './api/etcd-cluster.js';
-import type { EtcdBackup } from './api/etcd-backup.js';
+import type { EtcdBackup, EtcdRestore } from './api/etcd-backup.js';
+import { restoreReconciler } from './controllers/restore/reconciler.js';
 import { backupReconciler } from './controllers/backup/reconciler.js';
 import type { EtcdCluster } from './api/etcd-cluster.js';
 import { EtcdClient } from './etcd/client.js';
@@ -35,6 +36,8 @@ export interface OperatorOptions {
   clusterDomain: string;
   workers: number;
   autoTls: AutoTlsPolicy;
+  /** The operator's image, for the steps it runs in pods. */
+  operatorImage: string;
   log: Logger;
 }
 
@@ -53,7 +56,8 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   // Only the Secrets the operator made (auto TLS) are watched; a user's Secret is read when needed.
   const secrets = new Reflector<V1Secret>(transport, { path: `${scope('/api/v1')}/secrets`, labelSelector: members, onError: onError('secrets') });
   const backups = new Reflector<EtcdBackup>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdbackups`, onError: onError('etcdbackups') });
-  const reflectors = [clusters, pods, claims, services, budgets, secrets, backups];
+  const restores = new Reflector<EtcdRestore>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdrestores`, onError: onError('etcdrestores') });
+  const reflectors = [clusters, pods, claims, services, budgets, secrets, backups, restores];
   const identity = o.identity ?? `${hostname()}-${process.pid}`;
   const etcdOptions = { timeoutMs: 2000, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
 
@@ -66,11 +70,13 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const clusterController = controllerOf('etcdcluster', clusterReconciler({
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
-    autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
+    restores: restores.store, operatorImage: o.operatorImage, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
   })).watches(backups, generationChanged);
+  const restoreController = controllerOf('etcdrestore', restoreReconciler({ transport, events, restores: restores.store, clusters: clusters.store }))
+    .watches(restores, generationChanged);
 
   const health: Server = await startHealthServer({
     host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => reflectors.every((r) => r.hasSynced),
@@ -82,7 +88,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
     const synced = await Promise.all(reflectors.map((r) => r.waitForSync(active)));
     if (synced.every(Boolean)) {
       o.log.info('caches synced; reconciling');
-      await Promise.all([clusterController.run(active), backupController.run(active)]);
+      await Promise.all([clusterController, backupController, restoreController].map((c) => c.run(active)));
     }
     await Promise.all(watching);
   };

@@ -152,7 +152,10 @@ export type Condition = Infer<typeof condition>;
 export interface EtcdCluster {
   apiVersion: `${typeof GROUP}/${typeof VERSION}`;
   kind: 'EtcdCluster';
-  metadata: { name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; deletionTimestamp?: string;
+    labels?: Record<string, string>; annotations?: Record<string, string>;
+  };
   spec: ClusterSpec;
   status?: ClusterStatus;
 }

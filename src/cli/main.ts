@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../runtime/log.js';
 import { runOperator } from '../operator.js';
+import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.js';
 import { DEFAULT_AUTO_TLS } from '../controllers/cluster/tls.js';
 
-const USAGE = `usage: etcd-operator run [options] | version
+const USAGE = `usage: etcd-operator run [options] | snapshot fetch [options] | version
   --kubeconfig PATH        kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)
   --namespace NS           watch one namespace (default: all namespaces)
   --metrics-address H:P    /metrics, /healthz, /readyz (default 0.0.0.0:8080)
@@ -18,7 +19,8 @@ const USAGE = `usage: etcd-operator run [options] | version
   --workers N              concurrent reconciles (default 4)
   --log-level L            trace|debug|info|warn|error (default info)
   --auto-tls-validity S    lifetime in seconds of certificates made for TLS.auto clusters (default 90 days)
-  --auto-tls-renew-before S  reissue them, rolling the members, this many seconds before expiry (default 30 days)`;
+  --auto-tls-renew-before S  reissue them, rolling the members, this many seconds before expiry (default 30 days)
+  --image IMAGE            the operator's own image, run in pods for restores (default $ETCD_OPERATOR_IMAGE, else etcd-operator:dev)`;
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -32,6 +34,7 @@ function seconds(text: string): number {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'snapshot') return snapshotCommand(argv.slice(1));
   const { positionals, values } = parseArgs({
     args: argv, allowPositionals: true, options: {
       kubeconfig: { type: 'string' }, namespace: { type: 'string' }, 'metrics-address': { type: 'string', default: '0.0.0.0:8080' },
@@ -39,11 +42,12 @@ async function main(argv: string[]): Promise<number> {
       'cluster-domain': { type: 'string', default: 'cluster.local' }, workers: { type: 'string', default: '4' },
       'log-level': { type: 'string', default: process.env.LOG_LEVEL ?? 'info' }, help: { type: 'boolean', default: false },
       'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' },
+      image: { type: 'string', default: process.env.ETCD_OPERATOR_IMAGE ?? 'etcd-operator:dev' },
     },
   });
   const command = positionals[0];
   if (values.help || !command) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${USAGE}\n\n${SNAPSHOT_USAGE}\n`);
     return values.help ? 0 : 2;
   }
   if (command === 'version') {
@@ -71,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     kubeConfig, log, namespace: values.namespace, metricsHost: host, metricsPort: Number(port),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
     dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers: Number(values.workers),
-    autoTls,
+    autoTls, operatorImage: values.image,
   }, shutdown.signal);
   return 0;
 }

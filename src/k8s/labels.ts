@@ -9,5 +9,8 @@ export const labelSelector = (labels: Record<string, string>): string =>
 
 export const ANNOTATION_INITIAL_CLUSTER = 'etcd.database.coreos.com/initial-cluster';
 export const ANNOTATION_VERSION = 'etcd.version';
+
+/** On an EtcdCluster made by an EtcdRestore: that restore's name. Its first members start from the snapshot. */
+export const ANNOTATION_RESTORED_BY = 'etcd.database.coreos.com/restored-by';
 /** The digest of the settings a member pod was made with: a change rolls the members. */
 export const ANNOTATION_CONFIG = 'etcd.database.coreos.com/config';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { V1Affinity, V1Pod } from '@kubernetes/client-node';
+import type { V1Affinity, V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
 import type { ClusterAddress } from '../etcd/identity.js';
 import { imageOf } from '../api/etcd-cluster.js';
@@ -12,6 +12,44 @@ import { ownedByCluster } from './owner.js';
 
 export const METRICS_PORT = 8080;
 export const DATA_DIR = '/var/etcd/data';
+
+/** A restore: where the snapshot is, and the image that fetches it (the operator's own). */
+export interface RestoreSource {
+  operatorImage: string;
+  s3?: { path: string; awsSecret: string; endpoint?: string; forcePathStyle?: boolean };
+  volume?: { claimName: string; path: string };
+}
+
+const SNAPSHOT_FILE = '/var/etcd/restore.db';
+
+/**
+ * Two init containers: the operator image fetches the snapshot and checks its sha256; etcd's own etcdutl
+ * turns it into this member's data directory, for the restored cluster's initial membership.
+ */
+function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1Container[]; volumes: V1Volume[] } {
+  const from = r.s3
+    ? ['--s3-path', r.s3.path, '--aws-dir', '/etc/etcd-backup/aws', ...(r.s3.endpoint ? ['--s3-endpoint', r.s3.endpoint] : []), ...(r.s3.forcePathStyle ? ['--force-path-style'] : [])]
+    : ['--dir', '/backup', '--name', r.volume?.path ?? ''];
+  const source: V1Volume = r.s3
+    ? { name: 'backup-source', secret: { secretName: r.s3.awsSecret } }
+    : { name: 'backup-source', persistentVolumeClaim: { claimName: r.volume?.claimName ?? '', readOnly: true } };
+  return {
+    initContainers: [
+      {
+        name: 'fetch-snapshot', image: r.operatorImage,
+        command: ['/usr/bin/node', '/app/dist/src/cli/main.js', 'snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from],
+        volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true }],
+      },
+      {
+        name: 'restore-snapshot', image: imageOf(i.spec, i.version),
+        command: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE, `--name=${i.member}`, `--initial-cluster=${i.initialCluster}`,
+          `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${DATA_DIR}`],
+        volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
+      },
+    ],
+    volumes: [source],
+  };
+}
 
 export interface MemberPodInput {
   address: ClusterAddress;
@@ -30,6 +68,8 @@ export interface MemberPodInput {
   bootstrapMembers?: string[];
   withClaim: boolean;
   tls?: MemberTls;
+  /** For the members of a restored cluster's bootstrap: their data comes from a snapshot. */
+  restore?: RestoreSource;
 }
 
 /** A TLS cluster's Secrets, and which issuance of the operator-made certificates the members should hold. */
@@ -90,6 +130,7 @@ function affinityOf(spec: ClusterSpec, cluster: string): V1Affinity | undefined 
 export function memberPod(i: MemberPodInput): V1Pod {
   const { address, spec, member } = i;
   const policy = spec.pod ?? {};
+  const restore = i.restore ? restoreSteps(i, i.restore) : undefined;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -112,6 +153,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       enableServiceLinks: false,
       automountServiceAccountToken: false,
       restartPolicy: 'Always',
+      ...(restore ? { initContainers: restore.initContainers } : {}),
       containers: [{
         name: 'etcd',
         image: imageOf(spec, i.version),
@@ -150,6 +192,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       volumes: [
         i.withClaim ? { name: 'data', persistentVolumeClaim: { claimName: member } } : { name: 'data', emptyDir: {} },
         ...(i.tls ? [{ name: 'peer-tls', secret: { secretName: i.tls.secrets.peer } }, { name: 'server-tls', secret: { secretName: i.tls.secrets.server } }] : []),
+        ...(restore?.volumes ?? []),
       ],
       affinity: affinityOf(spec, address.cluster),
       nodeSelector: policy.nodeSelector,

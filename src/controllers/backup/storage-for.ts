@@ -1,9 +1,8 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { ApiError } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
-import { S3Storage } from '../../storage/s3.js';
 import type { BackupStorage } from '../../storage/storage.js';
-import { awsProfile } from '../../storage/aws-files.js';
+import { s3Storage } from '../../storage/locate.js';
 import { secretText } from '../../k8s/tls-secrets.js';
 import type { S3Location, VolumeLocation } from '../../api/etcd-backup.js';
 import { ConfigurationError } from '../cluster/tls.js';
@@ -23,17 +22,15 @@ export async function openStorage(
     // A volume is mounted into a pod; the operator process has none of the claims mounted.
     throw new ConfigurationError('VolumeNotSupported', `storage on volume ${volume?.claimName ?? ''} is not supported by this operator version yet; use S3`);
   }
-  const slash = s3.path.indexOf('/');
-  const bucket = s3.path.slice(0, slash);
   const secret = await readSecret(transport, namespace, s3.awsSecret);
-  let profile;
+  let located;
   try {
-    profile = awsProfile(secretText(secret, 'credentials') ?? '', secretText(secret, 'config') ?? '');
+    located = s3Storage(s3, secretText(secret, 'credentials') ?? '', secretText(secret, 'config') ?? '');
   } catch (err) {
     throw new ConfigurationError('InvalidAwsSecret', `Secret ${s3.awsSecret}: ${(err as Error).message}`);
   }
-  const storage = new S3Storage({ bucket, ...(s3.endpoint ? { endpoint: s3.endpoint } : {}), forcePathStyle: s3.forcePathStyle ?? false, ...profile });
-  return { storage, name: s3.path.slice(slash + 1), close: () => { storage.destroy(); } };
+  const { storage, name } = located;
+  return { storage, name, close: () => { storage.destroy(); } };
 }
 
 async function readSecret(transport: ApiTransport, namespace: string, name: string): Promise<V1Secret> {

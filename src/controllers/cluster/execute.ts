@@ -7,7 +7,7 @@ import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import { memberPod } from '../../k8s/member-pod.js';
-import type { MemberTls } from '../../k8s/member-pod.js';
+import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { memberClaim } from '../../k8s/member-claim.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -19,6 +19,8 @@ export interface ExecutionContext {
   members?: EtcdMember[];
   statuses: Map<string, EtcdStatus>;
   tls?: MemberTls;
+  /** A restored cluster's bootstrap members start from this snapshot. */
+  restore?: RestoreSource;
   log: Logger;
 }
 
@@ -130,6 +132,7 @@ async function createMember(
     initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
     ...(x.tls ? { tls: x.tls } : {}),
+    ...(x.restore && state === 'new' ? { restore: x.restore } : {}),
   });
   await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoreStatus(409));
   x.log.info({ member, version, state }, 'member pod created');

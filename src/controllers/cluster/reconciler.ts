@@ -10,7 +10,9 @@ import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
-import type { MemberTls } from '../../k8s/member-pod.js';
+import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
+import { ANNOTATION_RESTORED_BY } from '../../k8s/labels.js';
+import type { EtcdRestore } from '../../api/etcd-backup.js';
 import { plan, votersOf } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
@@ -35,6 +37,9 @@ export interface ClusterReconcilerDeps {
   budgets: Store<V1PodDisruptionBudget>;
   /** Operator-made Secrets (auto TLS). */
   secrets: Store<V1Secret>;
+  restores: Store<EtcdRestore>;
+  /** The operator's own image, for the steps it runs in pods (fetching a snapshot). */
+  operatorImage: string;
   autoTls: AutoTlsPolicy;
   clusterDomain: string;
   settings: PlannerSettings;
@@ -60,10 +65,12 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     await ensureServices(d, address, uid);
     let tls: MemberTls | undefined;
     let etcd: EtcdClient;
+    let restore: RestoreSource | undefined;
     try {
       const generation = tlsNames?.auto ? await ensureAutoTls(d.transport, d.secrets, address, uid, tlsNames, d.autoTls, Date.now()) : '';
       tls = tlsNames ? { secrets: tlsNames, generation } : undefined;
       etcd = await d.etcdClients.forCluster(namespace, tlsNames, Date.now());
+      restore = cluster.status?.bootstrapped ? undefined : restoreSource(d, cluster);
     } catch (err) {
       if (!(err instanceof ConfigurationError)) throw err;
       // Nothing is touched until the user fixes it; the condition and the event say what is wrong.
@@ -77,7 +84,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const state = clusterState(cluster, { pods, claims, ...etcdView }, d.settings, Date.now(), tls);
     const action = plan(state);
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
-    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), log });
+    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log });
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
     await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => {
@@ -89,6 +96,20 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, message);
     }
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
+  };
+}
+
+/** The snapshot a restored cluster starts from; never an empty bootstrap when a restore was asked for. */
+function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreSource | undefined {
+  const by = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
+  if (!by) return undefined;
+  const restore = d.restores.get(cluster.metadata.namespace, by);
+  if (!restore) throw new ConfigurationError('RestoreMissing', `EtcdRestore ${by} that this cluster is restored from does not exist; nothing is started without it`);
+  const { s3, volume } = restore.spec;
+  return {
+    operatorImage: d.operatorImage,
+    ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3 } : {}),
+    ...(restore.spec.backupStorageType === 'Volume' && volume ? { volume } : {}),
   };
 }
 
