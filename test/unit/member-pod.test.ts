@@ -116,10 +116,11 @@ test('member certificates name every member under the headless Service and the c
 test('a restored bootstrap member fetches and checks the snapshot with the operator image, then etcdutl makes its data directory', () => {
   const pod = memberPod(input({ state: 'new', initialCluster: 'ic', restore: { operatorImage: 'etcd-operator:dev', s3: { path: 'b/k', awsSecret: 'aws', endpoint: 'http://s3', forcePathStyle: true } } }));
   const [fetch, restore] = pod.spec?.initContainers ?? [];
-  assert.equal(fetch?.image, 'etcd-operator:dev');
-  assert.deepEqual(fetch?.command?.slice(2), ['snapshot', 'fetch', '--to', '/var/etcd/restore.db', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
-  assert.equal(restore?.image, 'quay.io/coreos/etcd:v3.5.17');
-  assert.ok(restore?.command?.includes('--data-dir=/var/etcd/data') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
+  assert.ok(fetch && restore);
+  assert.equal(fetch.image, 'etcd-operator:dev');
+  assert.deepEqual(fetch.command?.slice(2), ['snapshot', 'fetch', '--to', '/var/etcd/restore.db', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
+  assert.equal(restore.image, 'quay.io/coreos/etcd:v3.5.17');
+  assert.ok(restore.command?.includes('--data-dir=/var/etcd/data') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
   assert.equal(pod.spec?.volumes?.find((v) => v.name === 'backup-source')?.secret?.secretName, 'aws');
   const fromVolume = memberPod(input({ restore: { operatorImage: 'op', volume: { claimName: 'backups', path: 'a/b.db' } } }));
   assert.equal(fromVolume.spec?.volumes?.find((v) => v.name === 'backup-source')?.persistentVolumeClaim?.readOnly, true);
