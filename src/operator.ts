@@ -70,7 +70,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const clusterController = controllerOf('etcdcluster', clusterReconciler({
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
-    restores: restores.store, operatorImage: o.operatorImage, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
+    restores: restores.store, backups: backups.store, operatorImage: o.operatorImage, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,

@@ -92,6 +92,9 @@ export const clusterSpec = object({
   quotaBackendBytes: integer({ description: "etcd's database size quota (--quota-backend-bytes); past it etcd raises NOSPACE. etcd's default (2 GiB) when unset.", minimum: 1048576, maximum: 107374182400, format: 'int64' }),
   autoCompaction,
   defragmentation,
+  restorePolicy: object({
+    fromLatestBackup: string({ description: 'An EtcdBackup in this namespace: when a majority of members is lost with its data, the cluster is rebuilt from its newest good snapshot (writes after it are lost).', maxLength: 253 }),
+  }, { description: 'Disaster recovery from backup. Off unless set: without it a lost majority is reported and nothing is deleted.' }),
 }, {
   required: ['size'],
   'x-kubernetes-validations': [{
@@ -133,6 +136,11 @@ export const clusterStatus = object({
     dbSize: integer({ format: 'int64' }), dbSizeInUse: integer({ format: 'int64' }),
   }, { required: ['name'] }), { description: 'What each member that answered reports of itself.' }),
   alarms: array(object({ member: string(), alarm: string() }), { description: 'Active etcd alarms.' }),
+  rebuild: object({
+    backup: string(), path: string(), revision: integer({ format: 'int64' }),
+    lostRevisions: integer({ description: 'Revisions the lost cluster had reached past the snapshot: writes lost.', format: 'int64' }),
+    startedAt: string({ format: 'date-time' }), completedAt: string({ format: 'date-time' }), cleared: boolean(),
+  }, { description: 'The last rebuild from backup after a lost majority.' }),
   noSpaceRecovery: object({
     compactedRevision: integer({ format: 'int64' }),
     defragmented: array(string()),

@@ -4,7 +4,7 @@
  * action, and the next reconcile observes again, so a crash at any point resumes from what is there.
  *
  * Rules, in order of precedence:
- * 1. Paused: nothing.
+ * 1. Paused: nothing. A rebuild from backup first removes every member of the lost cluster.
  * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
  *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
  * 3. A change in flight is finished before anything else: a learner gets its pod, then is promoted when
@@ -100,6 +100,17 @@ export interface ClusterState {
   /** The quota the members enforce; data past it keeps NOSPACE raised. */
   quotaBackendBytes: number;
   defragmentation?: { unusedPercent: number; minDbSizeBytes?: number };
+  /** The newest good backup of the restore policy: a majority lost for good is rebuilt from it. */
+  rebuildFrom?: BackupView;
+  /** A rebuild under way; cleared once the lost cluster's pods and claims are gone. */
+  rebuild?: { cleared: boolean };
+}
+
+export interface BackupView {
+  backup: string;
+  /** The object the snapshot is in, inside the backup's storage. */
+  path: string;
+  revision: number;
 }
 
 export type Action =
@@ -115,6 +126,8 @@ export type Action =
   | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string }
   | { type: 'Wait'; reason: string }
   | { type: 'QuorumLost'; reason: string }
+  | { type: 'StartRebuild'; from: BackupView; reason: string }
+  | { type: 'ClearedForRebuild' }
   | { type: 'UpgradeRefused'; reason: string }
   | { type: 'DisarmAlarms'; alarms: AlarmView[]; reason: string }
   | { type: 'Compact'; revision: number; reason: string }
@@ -159,8 +172,12 @@ export function plan(s: ClusterState): Action {
   if (s.paused) return { type: 'Paused' };
   const pods = s.pods.filter((p) => !p.terminating);
   const r = rollout(s);
+  if (s.rebuild && !s.rebuild.cleared) return clearForRebuild(s, pods);
   if (!s.bootstrapped) return planBootstrap(s, pods, r.newMemberVersion);
-  if (!s.members) return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
+  if (!s.members) {
+    if (pods.length === 0 && s.claims.length === 0) return quorumLost(s, 'every member is gone with its data');
+    return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
+  }
   return planMembership(s, pods, s.members, r);
 }
 
@@ -206,7 +223,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (healthyVoters < quorum(voters.length)) {
     const lostForGood = voters.filter((m) => !podOf(m.name) && !s.claims.includes(m.name)).length;
     if (voters.length - lostForGood < quorum(voters.length)) {
-      return { type: 'QuorumLost', reason: `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost` };
+      return quorumLost(s, `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost`);
     }
     return { type: 'Wait', reason: `quorum lost: ${healthyVoters} of ${voters.length} members answer; waiting for members to come back` };
   }
@@ -261,6 +278,18 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   }
   if (s.claims.includes(next.name)) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
   return { type: 'AddMember', learner: s.supportsLearners, version, reason: `${step}: adding its replacement first` };
+}
+
+/** A majority gone for good: rebuilt from the restore policy's backup if there is one, else reported, touching nothing. */
+function quorumLost(s: ClusterState, reason: string): Action {
+  return s.rebuildFrom ? { type: 'StartRebuild', from: s.rebuildFrom, reason } : { type: 'QuorumLost', reason };
+}
+
+/** Removes what is left of the lost cluster, every pod and claim, before the rebuild's bootstrap. */
+function clearForRebuild(s: ClusterState, pods: PodView[]): Action {
+  const left = pods[0]?.name ?? s.claims[0];
+  if (left) return { type: 'DeletePod', member: left, deleteClaim: true, reason: 'rebuilding from backup: removing what is left of the lost cluster' };
+  return { type: 'ClearedForRebuild' };
 }
 
 /** Followers first, the leader last: the order of work that pauses a member. */

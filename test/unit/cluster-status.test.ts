@@ -106,3 +106,17 @@ test('each answering member’s report is in status', () => {
   });
   assert.equal(s.memberStatus.find((m) => m.name === 'b')?.isLeader, false, 'b follows');
 });
+
+test('a rebuild from backup is recorded with the revisions lost, shown as Restoring, and completed at the bootstrap', () => {
+  const before = cluster({ status: { bootstrapped: true, memberStatus: [{ name: 'a', revision: 150 }, { name: 'b', revision: 149 }] } });
+  const started = clusterStatus(before, state(), { type: 'StartRebuild', from: { backup: 'nightly', path: 'p', revision: 100 }, reason: 'lost' }, new Map(), NOW);
+  assert.equal(started.bootstrapped, false, 'the next members bootstrap from the snapshot');
+  assert.deepEqual(started.rebuild, { backup: 'nightly', path: 'p', revision: 100, lostRevisions: 50, startedAt: NOW, cleared: false });
+  assert.equal(started.phase, 'Restoring');
+  assert.equal(started.conditions?.find((c) => c.type === 'Degraded')?.reason, 'RebuildingFromBackup');
+  const cleared = clusterStatus(cluster({ status: started }), state({ bootstrapped: false }), { type: 'ClearedForRebuild' }, new Map(), NOW);
+  assert.equal(cleared.rebuild?.cleared, true);
+  const done = clusterStatus(cluster({ status: cleared }), state({ bootstrapped: false }), { type: 'MarkBootstrapped' }, new Map(), '2026-11-22T01:00:00Z');
+  assert.equal(done.rebuild?.completedAt, '2026-11-22T01:00:00Z');
+  assert.equal(done.bootstrapped, true);
+});

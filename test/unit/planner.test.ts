@@ -163,7 +163,8 @@ test('over every small state, the planner never removes or deletes while the mem
     for (let podsPresent = 0; podsPresent <= size; podsPresent++) {
       const names = ['a', 'b', 'c', 'd', 'e'].slice(0, size);
       const s = healthy(names, { members: undefined, health: [], pods: names.slice(0, podsPresent).map((n) => pod(n, { ready: false })) });
-      assert.ok(['Wait', 'Paused'].includes(plan(s).type), `size ${size}, ${podsPresent} pods`);
+      // QuorumLost only reports (no pod and no claim left): it touches nothing.
+      assert.ok(['Wait', 'Paused', 'QuorumLost'].includes(plan(s).type), `size ${size}, ${podsPresent} pods`);
     }
   }
 });
@@ -255,4 +256,22 @@ test('changed settings roll the members like an upgrade', () => {
   const s = rolling('3.5.17', { targetConfig: 'new', claims: ['a', 'b', 'c'] });
   assert.deepEqual(plan(s), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'applying new settings to b: restarting it on its data' });
   assert.equal(plan({ ...s, pods: ['a', 'b', 'c'].map((n) => pod(n, { config: 'new' })) }).type, 'Steady');
+});
+
+test('a majority lost for good: reported and left alone without a restore policy, rebuilt from the newest backup with one', () => {
+  const lost = healthy(['a', 'b', 'c'], { pods: [pod('a')], health: [health('a')] });
+  assert.equal(plan(lost).type, 'QuorumLost');
+  const from = { backup: 'nightly', path: 'ex/snap_v9', revision: 9 };
+  assert.deepEqual(plan({ ...lost, rebuildFrom: from }), { type: 'StartRebuild', from, reason: '2 of 3 members are gone with their data; a majority is lost' });
+  const allGone = healthy(['a', 'b', 'c'], { pods: [], members: undefined, health: [] });
+  assert.equal(plan(allGone).type, 'QuorumLost', 'no member at all, no claim: lost too');
+  assert.equal(plan({ ...allGone, claims: ['a'] }).type, 'Wait', 'a claim may bring a member back');
+});
+
+test('a rebuild first removes every pod and claim of the lost cluster, then bootstraps afresh', () => {
+  const rebuilding = healthy(['a'], { bootstrapped: false, rebuild: { cleared: false }, claims: ['a', 'z'] });
+  assert.deepEqual(plan(rebuilding), { type: 'DeletePod', member: 'a', deleteClaim: true, reason: 'rebuilding from backup: removing what is left of the lost cluster' });
+  assert.equal((plan({ ...rebuilding, pods: [] }) as { member?: string }).member, 'a', 'claims without pods go too');
+  assert.deepEqual(plan({ ...rebuilding, pods: [], claims: [] }), { type: 'ClearedForRebuild' });
+  assert.equal(plan({ ...rebuilding, pods: [], claims: [], members: undefined, rebuild: { cleared: true } }).type, 'Bootstrap');
 });

@@ -103,6 +103,10 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'QuorumLost':
     case 'UpgradeRefused':
       return 30_000;
+    // Recorded in status by the reconciler; nothing to do in the cluster itself.
+    case 'StartRebuild':
+    case 'ClearedForRebuild':
+      return 200;
     case 'Steady':
       return 10_000;
     case 'Paused':

@@ -12,7 +12,8 @@ import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY } from '../../k8s/labels.js';
-import type { EtcdRestore } from '../../api/etcd-backup.js';
+import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
+import type { BackupView } from '../../etcd/planner.js';
 import { plan, votersOf } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
@@ -38,6 +39,7 @@ export interface ClusterReconcilerDeps {
   /** Operator-made Secrets (auto TLS). */
   secrets: Store<V1Secret>;
   restores: Store<EtcdRestore>;
+  backups: Store<EtcdBackup>;
   /** The operator's own image, for the steps it runs in pods (fetching a snapshot). */
   operatorImage: string;
   autoTls: AutoTlsPolicy;
@@ -46,7 +48,7 @@ export interface ClusterReconcilerDeps {
 }
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
-const WARNINGS: Action['type'][] = ['QuorumLost', 'UpgradeRefused'];
+const WARNINGS: Action['type'][] = ['QuorumLost', 'UpgradeRefused', 'StartRebuild'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
@@ -79,9 +81,10 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       return { requeueAfterMs: 30_000 };
     }
     const pods = d.pods.ownedBy(uid);
-    const claims = d.claims.ownedBy(uid).map((c) => c.metadata?.name ?? '');
+    // A claim being deleted holds no data to come back to.
+    const claims = d.claims.ownedBy(uid).filter((c) => !c.metadata?.deletionTimestamp).map((c) => c.metadata?.name ?? '');
     const etcdView = await observeEtcd(etcd, address, pods);
-    const state = clusterState(cluster, { pods, claims, ...etcdView }, d.settings, Date.now(), tls);
+    const state = clusterState(cluster, { pods, claims, ...etcdView }, d.settings, Date.now(), tls, latestBackup(d, cluster));
     const action = plan(state);
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
     const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log });
@@ -91,6 +94,11 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       const next = clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now()));
       return JSON.stringify(next) === JSON.stringify(current.status) ? undefined : next;
     });
+    const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
+    if (rebuilt && !rebuilt.completedAt) {
+      await d.events.record(involved, 'Warning', 'RestoredFromBackup',
+        `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
+    }
     if (!QUIET.includes(action.type) && !outcome.refused) {
       const message = 'reason' in action ? `${action.type}: ${action.reason}` : action.type;
       await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, message);
@@ -99,8 +107,26 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   };
 }
 
-/** The snapshot a restored cluster starts from; never an empty bootstrap when a restore was asked for. */
+/** The newest good snapshot of the restore policy's EtcdBackup, if the policy is set and one was taken. */
+function latestBackup(d: ClusterReconcilerDeps, cluster: EtcdCluster): BackupView | undefined {
+  const name = cluster.spec.restorePolicy?.fromLatestBackup;
+  const last = name ? d.backups.get(cluster.metadata.namespace, name)?.status : undefined;
+  if (!name || !last?.lastBackup?.path || !last.lastSuccessDate) return undefined;
+  return { backup: name, path: last.lastBackup.path, revision: last.etcdRevision ?? 0 };
+}
+
+/** The snapshot a restored or rebuilt cluster starts from; never an empty bootstrap when one was asked for. */
 function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreSource | undefined {
+  const rebuild = cluster.status?.rebuild;
+  if (rebuild && !rebuild.completedAt) {
+    const backup = d.backups.get(cluster.metadata.namespace, rebuild.backup ?? '');
+    const s3 = backup?.spec.s3;
+    if (!backup || backup.spec.storageType !== 'S3' || !s3) {
+      throw new ConfigurationError('BackupMissing', `EtcdBackup ${rebuild.backup ?? ''} to rebuild from is gone or not on S3; nothing is started without it`);
+    }
+    // The object is named inside the backup's bucket.
+    return { operatorImage: d.operatorImage, s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` } };
+  }
   const by = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
   if (!by) return undefined;
   const restore = d.restores.get(cluster.metadata.namespace, by);

@@ -31,8 +31,11 @@ function noSpaceRecovery(s: ClusterState, action: Action): NoSpaceRecovery | und
   return s.noSpaceRecovery;
 }
 
-function degraded(s: ClusterState, action: Action, unready: string[]): Omit<Condition, 'lastTransitionTime'> {
+function degraded(s: ClusterState, action: Action, unready: string[], rebuild: Rebuild | undefined): Omit<Condition, 'lastTransitionTime'> {
   if (action.type === 'QuorumLost') return { type: 'Degraded', status: 'True', reason: 'QuorumLost', message: action.reason };
+  if (rebuild && !rebuild.completedAt) {
+    return { type: 'Degraded', status: 'True', reason: 'RebuildingFromBackup', message: `a majority was lost; rebuilding from EtcdBackup ${rebuild.backup} at revision ${rebuild.revision}` };
+  }
   const alarm = s.alarms.find((a) => a.alarm === 'CORRUPT') ?? s.alarms[0];
   if (alarm) {
     const message = alarm.alarm === 'CORRUPT'
@@ -44,11 +47,29 @@ function degraded(s: ClusterState, action: Action, unready: string[]): Omit<Cond
   return { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: 'all members ready' };
 }
 
+type Rebuild = NonNullable<ClusterStatus['rebuild']>;
+
+/** The record of a rebuild from backup, as this action moves it on. */
+function rebuildRecord(prev: ClusterStatus | undefined, action: Action, now: string): Rebuild | undefined {
+  const record = prev?.rebuild;
+  if (action.type === 'StartRebuild') {
+    const reached = Math.max(0, ...(prev?.memberStatus ?? []).map((m) => m.revision ?? 0));
+    const { backup, path, revision } = action.from;
+    return { backup, path, revision, lostRevisions: Math.max(0, reached - revision), startedAt: now, cleared: false };
+  }
+  if (!record) return undefined;
+  if (action.type === 'ClearedForRebuild') return { ...record, cleared: true };
+  if (action.type === 'MarkBootstrapped' && !record.completedAt) return { ...record, completedAt: now };
+  return record;
+}
+
 /** The status a reconcile reports: what was observed, and what it is doing about it. */
 export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string): ClusterStatus {
   const prev = cluster.status;
   const versions = [...statuses.values()].map((x) => x.version).filter((v) => v !== '');
-  const bootstrapped = s.bootstrapped || action.type === 'MarkBootstrapped';
+  const bootstrapped = action.type !== 'StartRebuild' && (s.bootstrapped || action.type === 'MarkBootstrapped');
+  const rebuild = rebuildRecord(prev, action, now);
+  const rebuilding = rebuild !== undefined && !rebuild.completedAt;
   const voters = votersOf(s.members);
   const healthyVoters = answering(voters, s.health);
   const available = bootstrapped && voters.length > 0 && healthyVoters >= quorum(voters.length);
@@ -65,6 +86,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const detail = 'reason' in action ? action.reason : action.type;
   const phase = action.type === 'Paused' ? 'Paused'
     : action.type === 'QuorumLost' ? 'Failed'
+    : rebuilding ? 'Restoring'
     : !bootstrapped ? 'Creating'
     : upgrading ? 'Upgrading'
     : voters.length !== s.desiredSize ? 'Scaling'
@@ -94,7 +116,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, busy
         ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),
-      condition(prev?.conditions, degraded(s, action, unready), now),
+      condition(prev?.conditions, degraded(s, action, unready, rebuild), now),
       condition(prev?.conditions, upgradeCondition(s), now),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({
@@ -103,6 +125,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     })).sort((a, b) => a.name.localeCompare(b.name)),
     alarms: s.alarms.map((a) => ({ member: s.members?.find((m) => m.id === a.memberId)?.name ?? a.memberId, alarm: a.alarm })),
     ...(recovery ? { noSpaceRecovery: recovery } : {}),
+    ...(rebuild ? { rebuild } : {}),
   };
 }
 

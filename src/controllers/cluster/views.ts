@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
+import type { BackupView, ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
 import type { Alarm, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
@@ -52,7 +52,8 @@ export interface PlannerSettings {
   learnerMaxLag: number;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, nowMs: number, tls?: MemberTls): ClusterState {
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, nowMs: number, tls?: MemberTls, rebuildFrom?: BackupView): ClusterState {
+  const rebuild = cluster.status?.rebuild;
   return {
     desiredSize: cluster.spec.size,
     paused: cluster.spec.paused ?? false,
@@ -69,6 +70,8 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
     quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,
     ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),
+    ...(rebuildFrom ? { rebuildFrom } : {}),
+    ...(rebuild && !rebuild.completedAt ? { rebuild: { cleared: rebuild.cleared ?? false } } : {}),
     ...settings,
   };
 }

@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
+import type { EtcdBackup } from '../../src/api/etcd-backup.js';
+import { etcdBackupCrd } from '../../src/api/crds.js';
+import { eventually } from '../support/lab.js';
+import { isReady, testbed } from '../support/cluster-testbed.js';
+import type { Testbed } from '../support/cluster-testbed.js';
+import { ensureCrd } from '../support/test-crd.js';
+import { startOperator } from '../support/operator-process.js';
+import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+import { startMinio } from '../support/minio.js';
+
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+
+const running = (bed: Testbed, name: string) => async (): Promise<EtcdCluster | undefined> => {
+  const c = await bed.get(name);
+  const pods = await bed.pods(name);
+  return c.status?.phase === 'Running' && c.status.readyMembers === 3 && pods.length === 3 && pods.every(isReady) ? c : undefined;
+};
+
+async function clientEndpoint(bed: Testbed, cluster: string): Promise<string> {
+  return `http://${(await bed.core.readNamespacedService({ name: `${cluster}-client`, namespace: bed.namespace })).spec?.clusterIP ?? ''}:2379`;
+}
+
+/** Two of three members killed together; their emptyDir data goes with them. */
+async function killMajority(bed: Testbed, cluster: string): Promise<string> {
+  const [a, b, survivor] = (await bed.pods(cluster)).map((p) => p.metadata?.name ?? '');
+  await Promise.all([a, b].map((name) => bed.core.deleteNamespacedPod({ name: name ?? '', namespace: bed.namespace, gracePeriodSeconds: 0 })));
+  return survivor ?? '';
+}
+
+test('a majority lost with its data: rebuilt from the latest backup with the restore policy; without it Failed, nothing deleted', async (t) => {
+  const bed = await testbed(t, 'dr');
+  await ensureCrd(bed.transport, etcdBackupCrd());
+  const minio = await startMinio(t, 'backups');
+  await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
+  const operator = startOperator(t, bed.namespace);
+  let finished = false;
+  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
+
+  await bed.create('guarded', { size: 3, restorePolicy: { fromLatestBackup: 'nightly' } });
+  await bed.create('unguarded', { size: 3 });
+  await eventually('both clusters Running', 120_000, async () => (await running(bed, 'guarded')()) && running(bed, 'unguarded')());
+  const endpoint = await clientEndpoint(bed, 'guarded');
+  const keys = Array.from({ length: 1000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
+  await eventually('1,000 keys written', 60_000, async () => { await etcdPutMany(endpoint, keys); return true; });
+  await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, {
+    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'nightly' },
+    spec: { clusterName: 'guarded', storageType: 'S3', s3: { path: 'backups/guarded/nightly', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } },
+  });
+  await eventually('the backup taken', 60_000, async () =>
+    ((await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/nightly`)) as EtcdBackup).status?.succeeded || undefined);
+  await etcdPutMany(endpoint, [['after-backup', 'lost']]);
+
+  const started = Date.now();
+  await killMajority(bed, 'guarded');
+  const rebuilt = await eventually('rebuilt from the backup', 180_000, async () => {
+    const c = await running(bed, 'guarded')();
+    return c?.status?.rebuild?.completedAt ? c : undefined;
+  });
+  t.diagnostic(`rebuilt from backup ${Date.now() - started} ms after losing the majority: ${JSON.stringify(rebuilt.status?.rebuild)}`);
+  const held = await eventually('keys readable', 30_000, async () => etcdGetPrefix(await clientEndpoint(bed, 'guarded'), 'key-'));
+  assert.equal(held.size, 1000, 'every key of the backup');
+  assert.equal((await etcdGetPrefix(await clientEndpoint(bed, 'guarded'), 'after-backup')).size, 0, 'the write after the backup is lost, as reported');
+  assert.ok((rebuilt.status?.rebuild?.lostRevisions ?? 0) >= 1, 'the loss is reported');
+  const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'guarded');
+  assert.ok(events.some((e) => e.reason === 'RestoredFromBackup' && e.type === 'Warning' && /revision \d+/.test(e.message ?? '')), 'an event says which revision');
+
+  const survivor = await killMajority(bed, 'unguarded');
+  const failed = await eventually('Failed with a clear condition', 120_000, async () => {
+    const c = await bed.get('unguarded');
+    return c.status?.phase === 'Failed' ? c : undefined;
+  });
+  const degraded = failed.status?.conditions?.find((c) => c.type === 'Degraded');
+  assert.equal(degraded?.reason, 'QuorumLost');
+  assert.match(degraded?.message ?? '', /majority is lost/);
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.deepEqual((await bed.pods('unguarded')).map((p) => p.metadata?.name), [survivor], 'the survivor is not deleted');
+  finished = true;
+});
