@@ -74,8 +74,9 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
     return c.status?.phase === 'Failed' ? c : undefined;
   });
   const degraded = failed.status?.conditions?.find((c) => c.type === 'Degraded');
-  assert.equal(degraded?.reason, 'QuorumLost');
-  assert.match(degraded?.message ?? '', /majority is lost/);
+  assert.ok(degraded);
+  assert.equal(degraded.reason, 'QuorumLost');
+  assert.match(degraded.message ?? '', /majority is lost/);
   await new Promise((r) => setTimeout(r, 3000));
   assert.deepEqual((await bed.pods('unguarded')).map((p) => p.metadata?.name), [survivor], 'the survivor is not deleted');
   finished = true;
