@@ -94,7 +94,11 @@ export const clusterSpec = object({
   defragmentation,
   restorePolicy: object({
     fromLatestBackup: string({ description: 'An EtcdBackup in this namespace: when a majority of members is lost with its data, the cluster is rebuilt from its newest good snapshot (writes after it are lost).', maxLength: 253 }),
-  }, { description: 'Disaster recovery from backup. Off unless set: without it a lost majority is reported and nothing is deleted.' }),
+    fromSurvivor: string({
+      description: 'With volumes: when a majority is lost for good, restart a surviving member alone (--force-new-cluster) and scale back out. "auto" takes the survivor with the highest raft index; or name a member. Tried before fromLatestBackup.',
+      maxLength: 253, pattern: '^(auto|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$',
+    }),
+  }, { description: 'Recovery from a lost majority. Off unless set: without it a lost majority is reported and nothing is deleted.' }),
 }, {
   required: ['size'],
   'x-kubernetes-validations': [{
@@ -141,6 +145,10 @@ export const clusterStatus = object({
     lostRevisions: integer({ description: 'Revisions the lost cluster had reached past the snapshot: writes lost.', format: 'int64' }),
     startedAt: string({ format: 'date-time' }), completedAt: string({ format: 'date-time' }), cleared: boolean(),
   }, { description: 'The last rebuild from backup after a lost majority.' }),
+  survivorRecovery: object({
+    survivor: string(), revision: integer({ format: 'int64' }), startedAt: string({ format: 'date-time' }),
+    forced: boolean({ description: 'The survivor ran alone with --force-new-cluster.' }), completedAt: string({ format: 'date-time' }),
+  }, { description: 'The last recovery from a survivor after a lost majority.' }),
   noSpaceRecovery: object({
     compactedRevision: integer({ format: 'int64' }),
     defragmented: array(string()),

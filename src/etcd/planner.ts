@@ -4,7 +4,8 @@
  * action, and the next reconcile observes again, so a crash at any point resumes from what is there.
  *
  * Rules, in order of precedence:
- * 1. Paused: nothing. A rebuild from backup first removes every member of the lost cluster.
+ * 1. Paused: nothing. A rebuild from backup first removes every member of the lost cluster. A recovery
+ *    from a survivor restarts it alone with --force-new-cluster, then again without, before anything else.
  * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
  *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
  * 3. A change in flight is finished before anything else: a learner gets its pod, then is promoted when
@@ -52,6 +53,8 @@ export interface PodView {
   version: string;
   /** The digest of the settings the pod was made with. */
   config: string;
+  /** Started with --force-new-cluster (a recovery from a survivor). */
+  forced: boolean;
 }
 
 export interface MemberHealth {
@@ -104,6 +107,10 @@ export interface ClusterState {
   rebuildFrom?: BackupView;
   /** A rebuild under way; cleared once the lost cluster's pods and claims are gone. */
   rebuild?: { cleared: boolean };
+  /** restorePolicy.fromSurvivor: "auto" (the most advanced survivor) or a member's name. */
+  survivorPolicy?: string;
+  /** A recovery from a survivor under way; `forced` once it ran alone with --force-new-cluster. */
+  survivorRecovery?: { survivor: string; forced: boolean };
 }
 
 export interface BackupView {
@@ -118,7 +125,7 @@ export type Action =
   | { type: 'Bootstrap'; size: number; version: string }
   | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string }
   | { type: 'MarkBootstrapped' }
-  | { type: 'CreatePod'; member: string; version: string; reason: string }
+  | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true }
   | { type: 'AddMember'; learner: boolean; version: string; reason: string }
   | { type: 'PromoteLearner'; memberId: string; member: string }
   | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
@@ -128,6 +135,9 @@ export type Action =
   | { type: 'QuorumLost'; reason: string }
   | { type: 'StartRebuild'; from: BackupView; reason: string }
   | { type: 'ClearedForRebuild' }
+  | { type: 'StartSurvivorRecovery'; survivor: string; revision: number; reason: string }
+  | { type: 'RestartSurvivor'; survivor: string }
+  | { type: 'CompleteSurvivorRecovery'; survivor: string }
   | { type: 'UpgradeRefused'; reason: string }
   | { type: 'DisarmAlarms'; alarms: AlarmView[]; reason: string }
   | { type: 'Compact'; revision: number; reason: string }
@@ -172,6 +182,7 @@ export function plan(s: ClusterState): Action {
   if (s.paused) return { type: 'Paused' };
   const pods = s.pods.filter((p) => !p.terminating);
   const r = rollout(s);
+  if (s.survivorRecovery) return planSurvivorRecovery(s, s.survivorRecovery, r.newMemberVersion);
   if (s.rebuild && !s.rebuild.cleared) return clearForRebuild(s, pods);
   if (!s.bootstrapped) return planBootstrap(s, pods, r.newMemberVersion);
   if (!s.members) {
@@ -280,9 +291,43 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   return { type: 'AddMember', learner: s.supportsLearners, version, reason: `${step}: adding its replacement first` };
 }
 
-/** A majority gone for good: rebuilt from the restore policy's backup if there is one, else reported, touching nothing. */
+/**
+ * A majority gone for good: recovered from a survivor's data if the policy allows and one answers, else
+ * rebuilt from the restore policy's backup if there is one, else reported, touching nothing.
+ */
 function quorumLost(s: ClusterState, reason: string): Action {
-  return s.rebuildFrom ? { type: 'StartRebuild', from: s.rebuildFrom, reason } : { type: 'QuorumLost', reason };
+  const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
+  if (survivor) return { type: 'StartSurvivorRecovery', survivor: survivor.name, revision: survivor.revision, reason };
+  if (s.rebuildFrom) return { type: 'StartRebuild', from: s.rebuildFrom, reason };
+  const unavailable = s.survivorPolicy && s.survivorPolicy !== 'auto' ? `; survivor ${s.survivorPolicy} is not available` : '';
+  return { type: 'QuorumLost', reason: `${reason}${unavailable}` };
+}
+
+/** A member that still has its pod and its volume and answers: the named one, or the one furthest along. */
+function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined {
+  const eligible = s.health.filter((h) => s.claims.includes(h.name) && s.pods.some((p) => p.name === h.name && !p.terminating));
+  if (policy !== 'auto') return eligible.find((h) => h.name === policy);
+  return [...eligible].sort((a, b) => b.raftIndex - a.raftIndex || a.name.localeCompare(b.name))[0];
+}
+
+/**
+ * The survivor restarts alone with --force-new-cluster (etcd drops every other member), then once it leads
+ * its one-member cluster, restarts without the flag, which must never stay set; then the normal rules
+ * scale it back out. Each step waits for the previous pod to be gone.
+ */
+function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
+  const pod = s.pods.find((p) => p.name === rec.survivor);
+  if (pod?.terminating) return { type: 'Wait', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (!pod) {
+    return rec.forced
+      ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
+      : { type: 'CreatePod', member: rec.survivor, version, forceNewCluster: true, reason: 'survivor starting alone with --force-new-cluster' };
+  }
+  const leads = s.health.some((h) => h.name === rec.survivor && h.isLeader);
+  const alone = s.members?.length === 1 && s.members[0]?.name === rec.survivor;
+  if (!(leads && alone && pod.ready)) return { type: 'Wait', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
+  if (pod.forced) return { type: 'RestartSurvivor', survivor: rec.survivor };
+  return { type: 'CompleteSurvivorRecovery', survivor: rec.survivor };
 }
 
 /** Removes what is left of the lost cluster, every pod and claim, before the rebuild's bootstrap. */

@@ -14,3 +14,6 @@ export const ANNOTATION_VERSION = 'etcd.version';
 export const ANNOTATION_RESTORED_BY = 'etcd.database.coreos.com/restored-by';
 /** The digest of the settings a member pod was made with: a change rolls the members. */
 export const ANNOTATION_CONFIG = 'etcd.database.coreos.com/config';
+
+/** On a member pod started with --force-new-cluster, which must be restarted without it. */
+export const ANNOTATION_FORCED = 'etcd.database.coreos.com/force-new-cluster';

@@ -5,7 +5,7 @@ import type { ClusterAddress } from '../etcd/identity.js';
 import { imageOf } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { parseVersion } from '../etcd/versions.js';
-import { ANNOTATION_CONFIG, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
+import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
 import { MEMBER_TLS_DIR, SECRET_KEYS } from './tls-secrets.js';
 import type { TlsSecretNames } from './tls-secrets.js';
 import { ownedByCluster } from './owner.js';
@@ -70,6 +70,8 @@ export interface MemberPodInput {
   tls?: MemberTls;
   /** For the members of a restored cluster's bootstrap: their data comes from a snapshot. */
   restore?: RestoreSource;
+  /** A survivor restarting alone: etcd drops every other member from its data. */
+  forceNewCluster?: boolean;
 }
 
 /** A TLS cluster's Secrets, and which issuance of the operator-made certificates the members should hold. */
@@ -143,6 +145,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
         [ANNOTATION_VERSION]: i.version,
         [ANNOTATION_CONFIG]: configDigest(spec, i.tls),
         ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
+        ...(i.forceNewCluster ? { [ANNOTATION_FORCED]: 'true' } : {}),
       },
       ownerReferences: [ownedByCluster(address.cluster, i.clusterUid)],
     },
@@ -171,6 +174,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
           `--initial-cluster-token=${i.token}`,
           ...corruptionCheckFlags(i.version),
           ...settingFlags(spec, i.tls),
+          ...(i.forceNewCluster ? ['--force-new-cluster'] : []),
         ],
         env: policy.etcdEnv,
         ports: [

@@ -126,3 +126,10 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   assert.equal(fromVolume.spec?.volumes?.find((v) => v.name === 'backup-source')?.persistentVolumeClaim?.readOnly, true);
   assert.equal(memberPod(input()).spec?.initContainers, undefined, 'an ordinary member has no init steps');
 });
+
+test('a survivor restarting alone carries --force-new-cluster, marked on the pod', () => {
+  const pod = memberPod(input({ forceNewCluster: true }));
+  assert.ok(pod.spec?.containers[0]?.command?.includes('--force-new-cluster'));
+  assert.equal(pod.metadata?.annotations?.['etcd.database.coreos.com/force-new-cluster'], 'true');
+  assert.ok(!memberPod(input()).spec?.containers[0]?.command?.includes('--force-new-cluster'));
+});

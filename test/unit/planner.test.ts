@@ -4,7 +4,7 @@ import { plan, quorum } from '../../src/etcd/planner.js';
 import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
-  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', config: '', ...o });
+  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', config: '', forced: false, ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
 const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
 
@@ -274,4 +274,23 @@ test('a rebuild first removes every pod and claim of the lost cluster, then boot
   assert.equal((plan({ ...rebuilding, pods: [] }) as { member?: string }).member, 'a', 'claims without pods go too');
   assert.deepEqual(plan({ ...rebuilding, pods: [], claims: [] }), { type: 'ClearedForRebuild' });
   assert.equal(plan({ ...rebuilding, pods: [], claims: [], members: undefined, rebuild: { cleared: true } }).type, 'Bootstrap');
+});
+
+test('recovery from a survivor: the furthest one, alone with --force-new-cluster, then restarted without, then the normal rules', () => {
+  const lost = healthy(['a', 'b', 'c'], { claims: ['a'], pods: [pod('a')], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto' });
+  assert.deepEqual(plan(lost), { type: 'StartSurvivorRecovery', survivor: 'a', revision: 33, reason: '2 of 3 members are gone with their data; a majority is lost' });
+  assert.match((plan({ ...lost, survivorPolicy: 'b' }) as { reason: string }).reason, /survivor b is not available/, 'a named survivor that is gone: nothing forced');
+  assert.equal(plan({ ...lost, survivorPolicy: 'auto', claims: [] }).type, 'QuorumLost', 'a survivor without its volume is not used');
+
+  const rec = { survivor: 'a', forced: false };
+  const stopped = { ...lost, survivorRecovery: rec, pods: [pod('a', { terminating: true })] };
+  assert.equal(plan(stopped).type, 'Wait', 'the old pod stops first');
+  assert.deepEqual(plan({ ...stopped, pods: [], members: undefined }),
+    { type: 'CreatePod', member: 'a', version: '3.5.17', forceNewCluster: true, reason: 'survivor starting alone with --force-new-cluster' });
+  const alone = { ...stopped, pods: [pod('a', { forced: true })], members: [member('a')], health: [health('a', { isLeader: true })] };
+  assert.deepEqual(plan(alone), { type: 'RestartSurvivor', survivor: 'a' });
+  assert.equal((plan({ ...alone, survivorRecovery: { survivor: 'a', forced: true }, pods: [], members: undefined }) as { forceNewCluster?: true }).forceNewCluster, undefined,
+    'restarted without the flag');
+  assert.deepEqual(plan({ ...alone, survivorRecovery: { survivor: 'a', forced: true }, pods: [pod('a')] }), { type: 'CompleteSurvivorRecovery', survivor: 'a' });
+  assert.equal(plan({ ...alone, survivorRecovery: undefined, pods: [pod('a')] }).type, 'AddMember', 'then it scales back out');
 });

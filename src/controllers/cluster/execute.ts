@@ -65,7 +65,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'MarkBootstrapped':
       return 500;
     case 'CreatePod':
-      await createMember(x, action.member, action.version, 'existing', names.includes(action.member) ? names : [...names, action.member]);
+      await createMember(x, action.member, action.version, 'existing', names.includes(action.member) ? names : [...names, action.member], undefined, action.forceNewCluster);
       return 1000;
     case 'AddMember': {
       const member = newMemberName(x.address.cluster);
@@ -106,7 +106,13 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     // Recorded in status by the reconciler; nothing to do in the cluster itself.
     case 'StartRebuild':
     case 'ClearedForRebuild':
+    case 'CompleteSurvivorRecovery':
       return 200;
+    // The survivor's pod goes, its claim stays: it comes back on its data, alone and then normally.
+    case 'StartSurvivorRecovery':
+    case 'RestartSurvivor':
+      await deleteMember(x, action.survivor, false);
+      return 1000;
     case 'Steady':
       return 10_000;
     case 'Paused':
@@ -123,7 +129,7 @@ function leaderEndpoint(x: ExecutionContext, avoid?: string): string {
 }
 
 async function createMember(
-  x: ExecutionContext, member: string, version: string, state: 'new' | 'existing', members: string[], bootstrapMembers?: string[],
+  x: ExecutionContext, member: string, version: string, state: 'new' | 'existing', members: string[], bootstrapMembers?: string[], forceNewCluster?: boolean,
 ): Promise<void> {
   const ns = `/api/v1/namespaces/${x.address.namespace}`;
   const uid = x.cluster.metadata.uid ?? '';
@@ -137,6 +143,7 @@ async function createMember(
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
     ...(x.tls ? { tls: x.tls } : {}),
     ...(x.restore && state === 'new' ? { restore: x.restore } : {}),
+    ...(forceNewCluster ? { forceNewCluster } : {}),
   });
   await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoreStatus(409));
   x.log.info({ member, version, state }, 'member pod created');

@@ -48,7 +48,7 @@ export interface ClusterReconcilerDeps {
 }
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
-const WARNINGS: Action['type'][] = ['QuorumLost', 'UpgradeRefused', 'StartRebuild'];
+const WARNINGS: Action['type'][] = ['QuorumLost', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {

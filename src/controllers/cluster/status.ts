@@ -12,7 +12,10 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
   return { ...c, lastTransitionTime: before && before.status === c.status ? before.lastTransitionTime : now };
 }
 
-const BUSY: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'Wait'];
+const BUSY: Action['type'][] = [
+  'Bootstrap', 'ResumeBootstrap', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'Wait',
+  'Compact', 'Defragment', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
+];
 
 /** The refusal of a version change, while the spec asks for one etcd cannot move to. */
 function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'> {
@@ -35,6 +38,9 @@ function degraded(s: ClusterState, action: Action, unready: string[], rebuild: R
   if (action.type === 'QuorumLost') return { type: 'Degraded', status: 'True', reason: 'QuorumLost', message: action.reason };
   if (rebuild && !rebuild.completedAt) {
     return { type: 'Degraded', status: 'True', reason: 'RebuildingFromBackup', message: `a majority was lost; rebuilding from EtcdBackup ${rebuild.backup} at revision ${rebuild.revision}` };
+  }
+  if (s.survivorRecovery) {
+    return { type: 'Degraded', status: 'True', reason: 'RecoveringFromSurvivor', message: `a majority was lost; recovering from member ${s.survivorRecovery.survivor} alone` };
   }
   const alarm = s.alarms.find((a) => a.alarm === 'CORRUPT') ?? s.alarms[0];
   if (alarm) {
@@ -63,13 +69,25 @@ function rebuildRecord(prev: ClusterStatus | undefined, action: Action, now: str
   return record;
 }
 
+type SurvivorRecovery = NonNullable<ClusterStatus['survivorRecovery']>;
+
+function survivorRecord(prev: ClusterStatus | undefined, action: Action, now: string): SurvivorRecovery | undefined {
+  if (action.type === 'StartSurvivorRecovery') return { survivor: action.survivor, revision: action.revision, startedAt: now, forced: false };
+  const record = prev?.survivorRecovery;
+  if (!record) return undefined;
+  if (action.type === 'RestartSurvivor') return { ...record, forced: true };
+  if (action.type === 'CompleteSurvivorRecovery') return { ...record, completedAt: now };
+  return record;
+}
+
 /** The status a reconcile reports: what was observed, and what it is doing about it. */
 export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string): ClusterStatus {
   const prev = cluster.status;
   const versions = [...statuses.values()].map((x) => x.version).filter((v) => v !== '');
   const bootstrapped = action.type !== 'StartRebuild' && (s.bootstrapped || action.type === 'MarkBootstrapped');
   const rebuild = rebuildRecord(prev, action, now);
-  const rebuilding = rebuild !== undefined && !rebuild.completedAt;
+  const survivor = survivorRecord(prev, action, now);
+  const rebuilding = (rebuild !== undefined && !rebuild.completedAt) || (survivor !== undefined && !survivor.completedAt);
   const voters = votersOf(s.members);
   const healthyVoters = answering(voters, s.health);
   const available = bootstrapped && voters.length > 0 && healthyVoters >= quorum(voters.length);
@@ -126,6 +144,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     alarms: s.alarms.map((a) => ({ member: s.members?.find((m) => m.id === a.memberId)?.name ?? a.memberId, alarm: a.alarm })),
     ...(recovery ? { noSpaceRecovery: recovery } : {}),
     ...(rebuild ? { rebuild } : {}),
+    ...(survivor ? { survivorRecovery: survivor } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { BackupView, ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
 import type { Alarm, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
-import { ANNOTATION_CONFIG, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
+import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
 import { configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
@@ -26,6 +26,7 @@ export function podView(pod: V1Pod, nowMs: number): PodView {
     unreadyForMs: isReady || !since ? 0 : Math.max(0, nowMs - new Date(since).getTime()),
     version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
     config: pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
+    forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
 }
@@ -54,6 +55,7 @@ export interface PlannerSettings {
 
 export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, nowMs: number, tls?: MemberTls, rebuildFrom?: BackupView): ClusterState {
   const rebuild = cluster.status?.rebuild;
+  const recovery = cluster.status?.survivorRecovery;
   return {
     desiredSize: cluster.spec.size,
     paused: cluster.spec.paused ?? false,
@@ -72,6 +74,8 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),
     ...(rebuildFrom ? { rebuildFrom } : {}),
     ...(rebuild && !rebuild.completedAt ? { rebuild: { cleared: rebuild.cleared ?? false } } : {}),
+    ...(cluster.spec.restorePolicy?.fromSurvivor ? { survivorPolicy: cluster.spec.restorePolicy.fromSurvivor } : {}),
+    ...(recovery?.survivor && !recovery.completedAt ? { survivorRecovery: { survivor: recovery.survivor, forced: recovery.forced ?? false } } : {}),
     ...settings,
   };
 }
