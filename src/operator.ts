@@ -74,7 +74,8 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
-  })).watches(backups, generationChanged);
+    operatorImage: o.operatorImage,
+  })).watches(backups, generationChanged).owns(pods, 'EtcdBackup');
   const restoreController = controllerOf('etcdrestore', restoreReconciler({ transport, events, restores: restores.store, clusters: clusters.store }))
     .watches(restores, generationChanged);
 

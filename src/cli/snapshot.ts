@@ -1,15 +1,21 @@
 /** `etcd-operator snapshot fetch`: the step of a restore that brings a verified snapshot into a member's volume. */
 import { createWriteStream } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
 import type { BackupStorage } from '../storage/storage.js';
+import { EtcdClient } from '../etcd/client.js';
+import { SECRET_KEYS } from '../k8s/tls-secrets.js';
+import { saveSnapshot } from '../controllers/backup/save.js';
+import { createLogger } from '../runtime/log.js';
 
 export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH)
-  Copies a backup to FILE, checking it against the sha256 stored beside it; nothing is left at FILE if it does not match.`;
+  Copies a backup to FILE, checking it against the sha256 stored beside it; nothing is left at FILE if it does not match.
+       etcd-operator snapshot save --endpoints URL[,URL…] --dir DIR --name PATH [--periodic --max-backups N] [--timeout S] [--tls-dir DIR]
+  Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).`;
 
 const say = (msg: string, fields: Record<string, unknown> = {}): void => {
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), component: 'snapshot-fetch', msg, ...fields })}\n`);
@@ -20,8 +26,14 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     args: argv, allowPositionals: true, options: {
       to: { type: 'string' }, 's3-path': { type: 'string' }, 's3-endpoint': { type: 'string' }, 'force-path-style': { type: 'boolean', default: false },
       'aws-dir': { type: 'string' }, dir: { type: 'string' }, name: { type: 'string' },
+      endpoints: { type: 'string' }, periodic: { type: 'boolean', default: false }, 'max-backups': { type: 'string', default: '0' },
+      timeout: { type: 'string', default: '3600' }, 'tls-dir': { type: 'string' },
     },
   });
+  if (positionals[0] === 'save' && values.endpoints && values.dir && values.name) {
+    return save({ endpoints: values.endpoints.split(','), dir: values.dir, name: values.name, periodic: values.periodic,
+      maxBackups: Number(values['max-backups']), timeoutMs: Number(values.timeout) * 1000, ...(values['tls-dir'] ? { tlsDir: values['tls-dir'] } : {}) });
+  }
   if (positionals[0] !== 'fetch' || !values.to || !(values['s3-path'] ? values['aws-dir'] : values.dir && values.name)) {
     process.stderr.write(`${SNAPSHOT_USAGE}\n`);
     return 2;
@@ -47,6 +59,31 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   } catch (err) {
     await rm(partial, { force: true });
     say('snapshot not fetched', { name, error: (err as Error).message });
+    return 1;
+  }
+}
+
+interface SaveOptions { endpoints: string[]; dir: string; name: string; periodic: boolean; maxBackups: number; timeoutMs: number; tlsDir?: string }
+
+/** The Volume backup, run in a pod with the claim mounted; its result goes where the operator reads it. */
+async function save(o: SaveOptions): Promise<number> {
+  const k = SECRET_KEYS.operator;
+  const tls = o.tlsDir
+    ? { cert: await readFile(`${o.tlsDir}/${k.cert}`, 'utf8'), key: await readFile(`${o.tlsDir}/${k.key}`, 'utf8'), ca: await readFile(`${o.tlsDir}/${k.ca}`, 'utf8') }
+    : undefined;
+  try {
+    const saved = await saveSnapshot({
+      etcd: new EtcdClient({ timeoutMs: 10_000, ...(tls ? { tls } : {}) }), endpoints: o.endpoints, storage: new DirectoryStorage(o.dir), base: o.name,
+      periodic: o.periodic, maxBackups: o.maxBackups, timeoutMs: o.timeoutMs, log: createLogger('info'),
+    });
+    const result = JSON.stringify(saved);
+    process.stdout.write(`${result}\n`);
+    await writeFile('/dev/termination-log', result).catch(() => undefined);
+    return 0;
+  } catch (err) {
+    const message = (err as Error).message;
+    say('snapshot not saved', { error: message });
+    await writeFile('/dev/termination-log', message).catch(() => undefined);
     return 1;
   }
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { configDigest, corruptionCheckFlags, memberPod } from '../../src/k8s/member-pod.js';
 import { imageOf } from '../../src/api/etcd-cluster.js';
 import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
+import { snapshotPod } from '../../src/k8s/snapshot-pod.js';
 import { minAvailable } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
 import { initialCluster, memberOfPeerUrl, newMemberName, peerUrl } from '../../src/etcd/identity.js';
@@ -132,4 +133,19 @@ test('a survivor restarting alone carries --force-new-cluster, marked on the pod
   assert.ok(pod.spec?.containers[0]?.command?.includes('--force-new-cluster'));
   assert.equal(pod.metadata?.annotations?.['etcd.database.coreos.com/force-new-cluster'], 'true');
   assert.ok(!memberPod(input()).spec?.containers[0]?.command?.includes('--force-new-cluster'));
+});
+
+test('a Volume backup runs once in a pod of the operator image, owned by its EtcdBackup, with the claim and the client certificate mounted', () => {
+  const pod = snapshotPod({
+    namespace: 'ns', backup: 'nightly', backupUid: 'u1', operatorImage: 'op:1', endpoints: ['https://a:2379', 'https://b:2379'],
+    volume: { claimName: 'backups', path: 'x/snap.db' }, tlsSecret: 'ex-client-tls', periodic: true, maxBackups: 3, timeoutSeconds: 600,
+  });
+  assert.match(pod.metadata?.name ?? '', /^nightly-snapshot-[0-9a-f]{8}$/);
+  assert.deepEqual(pod.metadata?.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]), [['EtcdBackup', 'u1', true]]);
+  assert.equal(pod.spec?.restartPolicy, 'Never');
+  assert.equal(pod.spec?.activeDeadlineSeconds, 600);
+  assert.deepEqual(pod.spec?.containers[0]?.command?.slice(2), [
+    'snapshot', 'save', '--endpoints', 'https://a:2379,https://b:2379', '--dir', '/backup', '--name', 'x/snap.db', '--timeout', '600', '--periodic', '--max-backups', '3', '--tls-dir', '/etc/etcd-client-tls',
+  ]);
+  assert.deepEqual(pod.spec?.volumes?.map((v) => v.persistentVolumeClaim?.claimName ?? v.secret?.secretName), ['backups', 'ex-client-tls']);
 });

@@ -1,6 +1,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
+import { snapshotPod } from '../../k8s/snapshot-pod.js';
 import type { Reconcile, ReconcileResult } from '../../runtime/controller.js';
 import type { Store } from '../../runtime/store.js';
 import type { EventRecorder } from '../../runtime/events.js';
@@ -9,9 +11,8 @@ import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import type { BackupStatus, EtcdBackup } from '../../api/etcd-backup.js';
-import type { EtcdStatus } from '../../etcd/client.js';
-import { expired, periodicBackups, periodicName } from '../../storage/naming.js';
-import type { StoredObject } from '../../storage/storage.js';
+import { saveSnapshot } from './save.js';
+import type { Saved } from './save.js';
 import { ConfigurationError } from '../cluster/tls.js';
 import type { EtcdClients } from '../cluster/tls.js';
 import { snapshotSource } from './source.js';
@@ -25,17 +26,13 @@ export interface BackupReconcilerDeps {
   pods: Store<V1Pod>;
   etcdClients: EtcdClients;
   clusterDomain: string;
+  /** Runs Volume backups in a pod, with the claim mounted. */
+  operatorImage: string;
 }
 
 const DEFAULT_TIMEOUT_S = 3600;
 const RETRY_MS = 30_000;
-const PROGRESS_BYTES = 64 * 1024 * 1024;
 
-interface Taken {
-  object: StoredObject;
-  member: EtcdStatus;
-  kept?: number;
-}
 
 /**
  * reconcile(namespace/name) for EtcdBackup: a one-shot backup runs once per spec generation; a periodic one
@@ -54,16 +51,17 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
     const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid: backup.metadata.uid };
     const generation = backup.metadata.generation;
     try {
-      const taken = await take(d, backup, intervalMs, log);
-      const message = `${taken.object.name}: revision ${taken.member.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
+      const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
+      if (!taken) return { requeueAfterMs: 2000 };
+      const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
       await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, () => ({
-        succeeded: true, etcdVersion: taken.member.version, etcdRevision: taken.member.revision, lastSuccessDate: rfc3339(Date.now()),
+        succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),
         lastBackup: { path: taken.object.name, size: taken.object.size, sha256: taken.object.sha256 },
         ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation,
         conditions: [{ type: 'Succeeded', status: 'True', reason: 'BackupTaken', message, lastTransitionTime: rfc3339(Date.now()), observedGeneration: generation }],
       }));
       await d.events.record(involved, 'Normal', 'BackupTaken', message);
-      log.info({ object: taken.object, revision: taken.member.revision }, 'backup taken');
+      log.info({ object: taken.object, revision: taken.revision }, 'backup taken');
       return intervalMs > 0 ? { requeueAfterMs: intervalMs } : undefined;
     } catch (err) {
       const reason = err instanceof ConfigurationError ? err.reason : 'BackupFailed';
@@ -88,53 +86,43 @@ function nextDue(backup: EtcdBackup, intervalMs: number, now: number): number | 
   return Number.isFinite(since) && since < intervalMs ? intervalMs - since : 0;
 }
 
-async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: number, log: Logger): Promise<Taken> {
+/**
+ * A Volume backup: a pod of the operator image with the claim mounted takes it; its result comes back as
+ * the pod's termination message. Undefined while the pod runs.
+ */
+async function takeInPod(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: number): Promise<Saved | undefined> {
+  const { namespace, name, uid = '' } = backup.metadata;
+  const pod = d.pods.ownedBy(uid).find((p) => !p.metadata?.deletionTimestamp);
+  if (!pod) {
+    const { spec } = backup;
+    const source = await snapshotSource(spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
+    if (!spec.volume) throw new ConfigurationError('VolumeMissing', 'storageType Volume needs volume');
+    await d.transport.call('POST', `/api/v1/namespaces/${namespace}/pods`, snapshotPod({
+      namespace, backup: name, backupUid: uid, operatorImage: d.operatorImage, endpoints: source.endpoints, volume: spec.volume,
+      ...(source.tlsSecret ? { tlsSecret: source.tlsSecret } : {}), periodic: intervalMs > 0, maxBackups: spec.backupPolicy?.maxBackups ?? 0,
+      timeoutSeconds: spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S,
+    }));
+    return undefined;
+  }
+  const phase = pod.status?.phase;
+  if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
+  await d.transport.call('DELETE', `/api/v1/namespaces/${namespace}/pods/${pod.metadata?.name ?? ''}`).catch(ignoreStatus(404));
+  const message = pod.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '';
+  if (phase === 'Failed') throw new Error(`the snapshot pod failed: ${message || pod.status?.reason || 'no message'}`);
+  return JSON.parse(message) as Saved;
+}
+
+async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: number, log: Logger): Promise<Saved> {
   const { namespace } = backup.metadata;
   const spec = backup.spec;
   const source = await snapshotSource(spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
-  const opened = await openStorage(d.transport, namespace, spec.storageType, spec.s3, spec.volume);
+  const opened = await openStorage(d.transport, namespace, spec.s3);
   try {
-    const member = await firstAnswer(source.endpoints, (e) => source.etcd.status(e));
-    const objectName = intervalMs > 0 ? periodicName(opened.name, member.value.revision, new Date()) : opened.name;
-    const timeoutMs = (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000;
-    log.info({ from: member.endpoint, to: objectName, revision: member.value.revision }, 'backup started');
-    const object = await opened.storage.put(objectName, paced(source.etcd.snapshot(member.endpoint), timeoutMs, log));
-    if (intervalMs === 0) return { object, member: member.value };
-    const keep = spec.backupPolicy?.maxBackups ?? 0;
-    for (const old of expired(await opened.storage.list(`${opened.name}_v`), opened.name, keep)) {
-      await opened.storage.remove(old);
-      log.info({ removed: old }, 'old backup removed (retention)');
-    }
-    return { object, member: member.value, kept: periodicBackups(await opened.storage.list(`${opened.name}_v`), opened.name).length };
+    return await saveSnapshot({
+      etcd: source.etcd, endpoints: source.endpoints, storage: opened.storage, base: opened.name, periodic: intervalMs > 0,
+      maxBackups: spec.backupPolicy?.maxBackups ?? 0, timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
+    });
   } finally {
     opened.close();
-  }
-}
-
-async function firstAnswer<T>(endpoints: string[], ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {
-  const errors: string[] = [];
-  for (const endpoint of endpoints) {
-    try {
-      return { endpoint, value: await ask(endpoint) };
-    } catch (err) {
-      errors.push((err as Error).message);
-    }
-  }
-  throw new Error(`no etcd endpoint answered: ${errors.join('; ') || 'none given'}`);
-}
-
-/** Passes the snapshot through, logging progress and failing it once it runs past its deadline. */
-async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, log: Logger): AsyncIterable<Buffer> {
-  const deadline = Date.now() + timeoutMs;
-  let bytes = 0;
-  let reported = 0;
-  for await (const chunk of source) {
-    if (Date.now() > deadline) throw new Error(`snapshot still running after ${timeoutMs / 1000} s (backupPolicy.timeoutInSecond)`);
-    bytes += chunk.length;
-    if (bytes - reported >= PROGRESS_BYTES) {
-      reported = bytes;
-      log.info({ bytes }, 'backup in progress');
-    }
-    yield chunk;
   }
 }

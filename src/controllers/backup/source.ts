@@ -13,6 +13,8 @@ export interface SnapshotSource {
   etcd: EtcdClient;
   /** Client URLs to try in order. */
   endpoints: string[];
+  /** The Secret holding the client certificate, for a TLS cluster. */
+  tlsSecret?: string;
 }
 
 /**
@@ -31,8 +33,11 @@ export async function snapshotSource(
     const members = pods.ownedBy(cluster.metadata.uid).filter((p) => podReady(p) && !p.metadata?.deletionTimestamp)
       .map((p) => p.metadata?.name ?? '').sort((a, b) => Number(a === leader) - Number(b === leader));
     if (members.length === 0) throw new ConfigurationError('NoReadyMember', `EtcdCluster ${spec.clusterName} has no ready member`);
-    return { etcd: await clients.forCluster(namespace, names, Date.now()), endpoints: members.map((m) => clientUrl(address, m)) };
+    return {
+      etcd: await clients.forCluster(namespace, names, Date.now()), endpoints: members.map((m) => clientUrl(address, m)),
+      ...(names ? { tlsSecret: names.operator } : {}),
+    };
   }
   const tls = spec.clientTLSSecret ? { peer: '', server: '', operator: spec.clientTLSSecret, auto: false } : undefined;
-  return { etcd: await clients.forCluster(namespace, tls, Date.now()), endpoints: spec.etcdEndpoints ?? [] };
+  return { etcd: await clients.forCluster(namespace, tls, Date.now()), endpoints: spec.etcdEndpoints ?? [], ...(tls ? { tlsSecret: tls.operator } : {}) };
 }

@@ -4,7 +4,7 @@ import type { ApiTransport } from '../../runtime/transport.js';
 import type { BackupStorage } from '../../storage/storage.js';
 import { s3Storage } from '../../storage/locate.js';
 import { secretText } from '../../k8s/tls-secrets.js';
-import type { S3Location, VolumeLocation } from '../../api/etcd-backup.js';
+import type { S3Location } from '../../api/etcd-backup.js';
 import { ConfigurationError } from '../cluster/tls.js';
 
 export interface OpenedStorage {
@@ -14,14 +14,12 @@ export interface OpenedStorage {
   close(): void;
 }
 
-/** The storage a backup or restore names, with the credentials from its Secret. */
-export async function openStorage(
-  transport: ApiTransport, namespace: string, type: 'S3' | 'Volume', s3?: S3Location, volume?: VolumeLocation,
-): Promise<OpenedStorage> {
-  if (type === 'Volume' || !s3) {
-    // A volume is mounted into a pod; the operator process has none of the claims mounted.
-    throw new ConfigurationError('VolumeNotSupported', `storage on volume ${volume?.claimName ?? ''} is not supported by this operator version yet; use S3`);
-  }
+/**
+ * The S3 storage a backup or restore names, with the credentials from its Secret. (A volume is only ever
+ * read or written by pods that mount it, never by the operator process.)
+ */
+export async function openStorage(transport: ApiTransport, namespace: string, s3: S3Location | undefined): Promise<OpenedStorage> {
+  if (!s3) throw new ConfigurationError('S3Missing', 'storageType S3 needs s3');
   const secret = await readSecret(transport, namespace, s3.awsSecret);
   let located;
   try {

@@ -90,7 +90,7 @@ async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
   if (spec.backupStorageType === 'Volume') return undefined;
   let opened;
   try {
-    opened = await openStorage(d.transport, restore.metadata.namespace, spec.backupStorageType, spec.s3, spec.volume);
+    opened = await openStorage(d.transport, restore.metadata.namespace, spec.s3);
   } catch (err) {
     if (err instanceof ConfigurationError) return { phase: 'Failed', reason: err.reason, message: err.message };
     throw err;

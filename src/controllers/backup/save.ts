@@ -1,0 +1,74 @@
+import type { Logger } from 'pino';
+import type { EtcdClient } from '../../etcd/client.js';
+import { expired, periodicBackups, periodicName } from '../../storage/naming.js';
+import type { BackupStorage, StoredObject } from '../../storage/storage.js';
+
+const PROGRESS_BYTES = 64 * 1024 * 1024;
+
+export interface SaveRequest {
+  etcd: EtcdClient;
+  /** Client URLs to try in order; the first that answers is snapshotted. */
+  endpoints: string[];
+  storage: BackupStorage;
+  /** The object name, or the base of periodic names. */
+  base: string;
+  periodic: boolean;
+  /** Periodic backups kept; all when 0. */
+  maxBackups: number;
+  timeoutMs: number;
+  log: Logger;
+}
+
+/** What a backup wrote, from which revision and version; how many periodic backups remain. */
+export interface Saved {
+  object: StoredObject;
+  revision: number;
+  version: string;
+  kept?: number;
+}
+
+/**
+ * One backup, wherever it runs (the operator for S3, a pod with the volume mounted for Volume): the
+ * snapshot of the first member that answers, streamed into the storage, then retention.
+ */
+export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
+  const member = await firstAnswer(r.endpoints, (e) => r.etcd.status(e));
+  const { revision, version } = member.value;
+  const objectName = r.periodic ? periodicName(r.base, revision, new Date()) : r.base;
+  r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
+  const object = await r.storage.put(objectName, paced(r.etcd.snapshot(member.endpoint), r.timeoutMs, r.log));
+  if (!r.periodic) return { object, revision, version };
+  for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.maxBackups)) {
+    await r.storage.remove(old);
+    r.log.info({ removed: old }, 'old backup removed (retention)');
+  }
+  return { object, revision, version, kept: periodicBackups(await r.storage.list(`${r.base}_v`), r.base).length };
+}
+
+async function firstAnswer<T>(endpoints: string[], ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {
+  const errors: string[] = [];
+  for (const endpoint of endpoints) {
+    try {
+      return { endpoint, value: await ask(endpoint) };
+    } catch (err) {
+      errors.push((err as Error).message);
+    }
+  }
+  throw new Error(`no etcd endpoint answered: ${errors.join('; ') || 'none given'}`);
+}
+
+/** Passes the snapshot through, logging progress and failing it once it runs past its deadline. */
+async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, log: Logger): AsyncIterable<Buffer> {
+  const deadline = Date.now() + timeoutMs;
+  let bytes = 0;
+  let reported = 0;
+  for await (const chunk of source) {
+    if (Date.now() > deadline) throw new Error(`snapshot still running after ${timeoutMs / 1000} s (backupPolicy.timeoutInSecond)`);
+    bytes += chunk.length;
+    if (bytes - reported >= PROGRESS_BYTES) {
+      reported = bytes;
+      log.info({ bytes }, 'backup in progress');
+    }
+    yield chunk;
+  }
+}

@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VolumeLocation } from '../api/etcd-backup.js';
+import { APP } from './labels.js';
+import { ownedBy } from './owner.js';
+
+export interface SnapshotPodInput {
+  namespace: string;
+  backup: string;
+  backupUid: string;
+  operatorImage: string;
+  endpoints: string[];
+  volume: VolumeLocation;
+  /** A Secret with the client certificate (etcd-client.crt, etcd-client.key, etcd-client-ca.crt). */
+  tlsSecret?: string;
+  periodic: boolean;
+  maxBackups: number;
+  timeoutSeconds: number;
+}
+
+export const TLS_DIR = '/etc/etcd-client-tls';
+
+/**
+ * A one-off pod that takes a backup onto a volume: the operator image runs the same snapshot code with the
+ * claim mounted, and leaves its result (object, size, sha256, revision) as the container's termination message.
+ */
+export function snapshotPod(i: SnapshotPodInput): V1Pod {
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      name: `${i.backup}-snapshot-${randomBytes(4).toString('hex')}`, namespace: i.namespace,
+      labels: { app: APP, etcd_backup: i.backup }, ownerReferences: [ownedBy('EtcdBackup', i.backup, i.backupUid)],
+    },
+    spec: {
+      restartPolicy: 'Never', activeDeadlineSeconds: i.timeoutSeconds, enableServiceLinks: false, automountServiceAccountToken: false,
+      containers: [{
+        name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File',
+        command: [
+          '/usr/bin/node', '/app/dist/src/cli/main.js', 'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,
+          '--timeout', String(i.timeoutSeconds), ...(i.periodic ? ['--periodic', '--max-backups', String(i.maxBackups)] : []),
+          ...(i.tlsSecret ? ['--tls-dir', TLS_DIR] : []),
+        ],
+        volumeMounts: [{ name: 'backup', mountPath: '/backup' }, ...(i.tlsSecret ? [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] : [])],
+      }],
+      volumes: [
+        { name: 'backup', persistentVolumeClaim: { claimName: i.volume.claimName } },
+        ...(i.tlsSecret ? [{ name: 'tls', secret: { secretName: i.tlsSecret } }] : []),
+      ],
+    },
+  };
+}

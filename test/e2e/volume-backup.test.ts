@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { EtcdBackup, EtcdRestore } from '../../src/api/etcd-backup.js';
+import { etcdBackupCrd, etcdRestoreCrd } from '../../src/api/crds.js';
+import { eventually } from '../support/lab.js';
+import { isReady, staticVolumes, testbed } from '../support/cluster-testbed.js';
+import type { Testbed } from '../support/cluster-testbed.js';
+import { ensureCrd } from '../support/test-crd.js';
+import { startOperator } from '../support/operator-process.js';
+import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+
+const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
+
+async function clientEndpoint(bed: Testbed, cluster: string): Promise<string> {
+  return `http://${(await bed.core.readNamespacedService({ name: `${cluster}-client`, namespace: bed.namespace })).spec?.clusterIP ?? ''}:2379`;
+}
+
+test('backup to a volume (a pod with the claim mounted) and a restore from it into a new 3-member cluster', async (t) => {
+  const bed = await testbed(t, 'volbackup');
+  await ensureCrd(bed.transport, etcdBackupCrd());
+  await ensureCrd(bed.transport, etcdRestoreCrd());
+  const storageClassName = await staticVolumes(t, bed, 1);
+  await bed.core.createNamespacedPersistentVolumeClaim({ namespace: bed.namespace, body: {
+    metadata: { name: 'backups' }, spec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  } });
+  const operator = startOperator(t, bed.namespace);
+  let finished = false;
+  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
+
+  await bed.create('vsrc', { size: 1 });
+  await eventually('the source Running', 120_000, async () => {
+    const pods = await bed.pods('vsrc');
+    return (await bed.get('vsrc')).status?.phase === 'Running' && pods.length === 1 && pods.every(isReady) ? true : undefined;
+  });
+  const keys = Array.from({ length: 500 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
+  await eventually('500 keys written', 60_000, async () => { await etcdPutMany(await clientEndpoint(bed, 'vsrc'), keys); return true; });
+
+  const volume = { claimName: 'backups', path: 'vsrc/snap.db' };
+  await bed.transport.call('POST', api(bed, 'etcdbackups'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'vol' }, spec: { clusterName: 'vsrc', storageType: 'Volume', volume } });
+  const backup = await eventually('the volume backup succeeded', 120_000, async () => {
+    const b = (await bed.transport.call('GET', `${api(bed, 'etcdbackups')}/vol`)) as EtcdBackup;
+    return b.status?.succeeded ? b : undefined;
+  });
+  assert.equal(backup.status?.lastBackup?.path, 'vsrc/snap.db');
+  assert.match(backup.status?.lastBackup?.sha256 ?? '', /^[0-9a-f]{64}$/);
+  assert.ok((backup.status?.lastBackup?.size ?? 0) > 500 * 16);
+  await eventually('the snapshot pod cleaned up', 60_000, async () =>
+    ((await bed.core.listNamespacedPod({ namespace: bed.namespace, labelSelector: 'etcd_backup=vol' })).items.length === 0 ? true : undefined));
+
+  await bed.transport.call('POST', api(bed, 'etcdrestores'), {
+    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name: 'back' },
+    spec: { etcdCluster: { name: 'vrestored' }, backupStorageType: 'Volume', volume, clusterSpec: { size: 3 } },
+  });
+  const restored = await eventually('the restore completed', 180_000, async () => {
+    const r = (await bed.transport.call('GET', `${api(bed, 'etcdrestores')}/back`)) as EtcdRestore;
+    return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
+  });
+  assert.equal(restored.status?.phase, 'Completed', JSON.stringify(restored.status));
+  const held = await eventually('restored keys readable', 60_000, async () => etcdGetPrefix(await clientEndpoint(bed, 'vrestored'), 'key-'));
+  assert.equal(held.size, 500);
+  assert.equal(held.get('key-499'), 'value-499');
+  finished = true;
+});
