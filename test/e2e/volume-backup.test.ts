@@ -43,8 +43,8 @@ test('backup to a volume (a pod with the claim mounted) and a restore from it in
     return b.status?.succeeded ? b : undefined;
   });
   assert.equal(backup.status?.lastBackup?.path, 'vsrc/snap.db');
-  assert.match(backup.status?.lastBackup?.sha256 ?? '', /^[0-9a-f]{64}$/);
-  assert.ok((backup.status?.lastBackup?.size ?? 0) > 500 * 16);
+  assert.match(backup.status.lastBackup.sha256 ?? '', /^[0-9a-f]{64}$/);
+  assert.ok((backup.status.lastBackup.size ?? 0) > 500 * 16);
   await eventually('the snapshot pod cleaned up', 60_000, async () =>
     ((await bed.core.listNamespacedPod({ namespace: bed.namespace, labelSelector: 'etcd_backup=vol' })).items.length === 0 ? true : undefined));
 

@@ -143,9 +143,9 @@ test('a Volume backup runs once in a pod of the operator image, owned by its Etc
   assert.match(pod.metadata?.name ?? '', /^nightly-snapshot-[0-9a-f]{8}$/);
   assert.deepEqual(pod.metadata?.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]), [['EtcdBackup', 'u1', true]]);
   assert.equal(pod.spec?.restartPolicy, 'Never');
-  assert.equal(pod.spec?.activeDeadlineSeconds, 600);
-  assert.deepEqual(pod.spec?.containers[0]?.command?.slice(2), [
+  assert.equal(pod.spec.activeDeadlineSeconds, 600);
+  assert.deepEqual(pod.spec.containers[0]?.command?.slice(2), [
     'snapshot', 'save', '--endpoints', 'https://a:2379,https://b:2379', '--dir', '/backup', '--name', 'x/snap.db', '--timeout', '600', '--periodic', '--max-backups', '3', '--tls-dir', '/etc/etcd-client-tls',
   ]);
-  assert.deepEqual(pod.spec?.volumes?.map((v) => v.persistentVolumeClaim?.claimName ?? v.secret?.secretName), ['backups', 'ex-client-tls']);
+  assert.deepEqual(pod.spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName ?? v.secret?.secretName), ['backups', 'ex-client-tls']);
 });
