@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: each scenario several times on the lab, in one run; writes bench/results/latest.json and
- * latest.md with medians, min and max. Runs per scenario: BENCH_RUNS (default 5).
+ * latest.md with medians, min and max. Runs per scenario: BENCH_RUNS (default 5). BENCH_SCENARIOS picks
+ * some of `bringup,backup` (default all).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -11,13 +12,16 @@ import { staticCluster } from './static-cluster.js';
 import { spawnOperator } from '../test/support/operator-process.js';
 import { GROUP, VERSION } from '../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../src/api/etcd-cluster.js';
-import { etcdClusterCrd } from '../src/api/crds.js';
+import { etcdBackupCrd, etcdClusterCrd } from '../src/api/crds.js';
 import { ApiTransport } from '../src/runtime/transport.js';
 import { ensureCrd } from '../test/support/test-crd.js';
 import { summarise } from './stats.js';
+import { backupThroughput } from './backup-throughput.js';
+import type { BackupThroughput } from './backup-throughput.js';
 import type { Summary } from './stats.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,backup').split(','));
 const core = adminKubeConfig().makeApiClient(CoreV1Api);
 
 /** Milliseconds from the first create request to every member pod Ready. */
@@ -75,7 +79,7 @@ async function main(): Promise<void> {
     }
     return summarise(samples);
   };
-  for (const members of [1, ...sizes]) {
+  for (const members of scenarios.has('bringup') ? [1, ...sizes] : []) {
     const summary = await measure(`static-${members}`, () => staticBringUp(members, image));
     staticMedian.set(members, summary.medianMs);
     rows.push({ scenario: `static baseline: ${members} member(s) created → all Ready`, summary });
@@ -85,24 +89,38 @@ async function main(): Promise<void> {
   const operator = spawnOperator();
   try {
     const version = image.split(':v')[1] ?? '';
-    for (const members of sizes) {
+    for (const members of scenarios.has('bringup') ? sizes : []) {
       const summary = await measure(`operator-${members}`, () => operatorBringUp(transport, members, version));
       rows.push({ scenario: `operator: ${members}-member EtcdCluster created → Available, all ready`, summary,
         ratioToStatic: Math.round((summary.medianMs / (staticMedian.get(members) ?? summary.medianMs)) * 100) / 100 });
     }
   } finally {
     await operator.stop();
+  }
+  let backup: BackupThroughput | undefined;
+  try {
+    await ensureCrd(transport, etcdBackupCrd());
+    if (scenarios.has('backup')) backup = await backupThroughput(core, transport, runs);
+  } finally {
     transport.agent.destroy();
   }
   const machine = { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
   const versions = { kubernetes: lab().kubernetesVersion, etcdImage: image };
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows }, null, 2)}\n`);
+  writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows, backup }, null, 2)}\n`);
+  const backupLines = backup ? [
+    `## Backup of a ${Math.round(backup.dbBytes / 2 ** 20)} MiB database (one member), ${backup.etcdctl.runs} runs`, '',
+    '| path | median ms | min ms | max ms | MiB/s (median) |', '|---|---|---|---|---|',
+    ...([['etcdctl snapshot save → local file', backup.etcdctl], ['EtcdBackup → S3: the operator streams into MinIO on the lab', backup.s3],
+      ['EtcdBackup → volume: a pod of the operator image streams into a file on the claim', backup.volume]] as const)
+      .map(([name, x]) => `| ${name} | ${x.medianMs} | ${x.minMs} | ${x.maxMs} | ${Math.round(backup.dbBytes / 2 ** 20 / (x.medianMs / 1000))} |`),
+    '', `Throughput / etcdctl's: volume ${backup.ratioVolume}, S3 ${backup.ratioS3}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`, '',
+  ] : [];
   const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} | ${r.ratioToStatic ?? ''} |`);
   writeFileSync('bench/results/latest.md', [
     `# Benchmarks, ${new Date().toISOString()}`, '',
     `Machine: ${machine.cpus} cores, ${machine.memoryGiB} GiB, Node ${machine.node}. Kubernetes ${versions.kubernetes}, ${versions.etcdImage}.`, '',
-    '| scenario | runs | median ms | min ms | max ms | median / static median |', '|---|---|---|---|---|---|', ...table, '',
+    '| scenario | runs | median ms | min ms | max ms | median / static median |', '|---|---|---|---|---|---|', ...table, '', ...backupLines,
   ].join('\n'));
   process.stdout.write(`${table.join('\n')}\n`);
 }

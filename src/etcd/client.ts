@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { memberOfPeerUrl } from './identity.js';
+import { grpcSnapshot } from './snapshot-grpc.js';
 
 /** A member as etcd lists it. IDs are uint64, carried as decimal strings. */
 export interface EtcdMember {
@@ -128,30 +129,11 @@ export class EtcdClient {
   }
 
   /**
-   * A snapshot of the member's database, streamed as etcd sends it (the gateway answers one JSON message
-   * per chunk, a line each). Nothing is held beyond one chunk. The last 32 bytes are etcd's own sha256 of
-   * the rest, which `etcdutl snapshot restore` checks.
+   * A snapshot of the member's database, streamed as etcd sends it over gRPC; nothing is held beyond one
+   * chunk. The last 32 bytes are etcd's own sha256 of the rest, which `etcdutl snapshot restore` checks.
    */
-  async *snapshot(endpoint: string): AsyncIterable<Buffer> {
-    const res = await this.open(endpoint, '/v3/maintenance/snapshot', {}, this.options.timeoutMs ?? 5000);
-    if (res.statusCode !== 200) throw await this.failure(endpoint, res);
-    let pending = '';
-    const chunks = (line: string): Buffer => {
-      const message = JSON.parse(line) as { result?: { blob?: string }; error?: { message?: string } };
-      if (message.error) throw new EtcdError(endpoint, message.error.message ?? 'snapshot failed');
-      return Buffer.from(message.result?.blob ?? '', 'base64');
-    };
-    for await (const piece of res as AsyncIterable<Buffer>) {
-      pending += piece.toString('utf8');
-      let nl = pending.indexOf('\n');
-      while (nl >= 0) {
-        const line = pending.slice(0, nl).trim();
-        pending = pending.slice(nl + 1);
-        if (line) yield chunks(line);
-        nl = pending.indexOf('\n');
-      }
-    }
-    if (pending.trim()) yield chunks(pending.trim());
+  snapshot(endpoint: string): AsyncIterable<Buffer> {
+    return grpcSnapshot(endpoint, { ...(this.options.lookup ? { lookup: this.options.lookup } : {}), ...(this.options.tls ? { tls: this.options.tls } : {}) });
   }
 
   private open(endpoint: string, path: string, body: unknown, timeoutMs: number): Promise<IncomingMessage> {

@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Secret } from '@kubernetes/client-node';
-import { eventually } from '../support/lab.js';
+import { eventually, lab } from '../support/lab.js';
+import { labLookup } from '../support/lab-dns.js';
+import { EtcdClient } from '../../src/etcd/client.js';
+import { clientUrl } from '../../src/etcd/identity.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
@@ -74,6 +77,15 @@ test('static TLS (CoreOS Secrets): members talk https, clients need a certificat
   });
   const keys = await eventually('keys readable', 30_000, () => etcdGetPrefix(endpoint, 'k-', withCert));
   assert.equal(keys.size, 100, 'every key survived scale-up and replacement');
+  // Snapshots (backups) stream over gRPC with the operator's certificate, checked against the member's name.
+  const member = (await bed.pods('secure'))[0]?.metadata?.name ?? '';
+  const etcd = new EtcdClient({ lookup: labLookup(), tls: { ca: ca.cert, cert: client.cert, key: client.key } });
+  let bytes = 0;
+  for await (const chunk of etcd.snapshot(clientUrl({ cluster: 'secure', namespace: bed.namespace, domain: lab().clusterDomain, tls: true }, member))) bytes += chunk.length;
+  assert.ok(bytes > 100 * 8, `a snapshot over TLS (${bytes} bytes)`);
+  await assert.rejects(async () => {
+    for await (const chunk of new EtcdClient({ lookup: labLookup(), tls: { ca: ca.cert } }).snapshot(clientUrl({ cluster: 'secure', namespace: bed.namespace, domain: lab().clusterDomain, tls: true }, member))) bytes += chunk.length;
+  }, /snapshot/, 'no snapshot without a client certificate');
   finished = true;
 });
 

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { eventually, lab } from './lab.js';
 
@@ -17,7 +16,10 @@ export interface Minio {
 }
 
 /** A real MinIO server on the lab bridge, with one bucket; stopped (by its PID) and its data removed when the test ends. */
-export async function startMinio(t: TestContext, bucket: string): Promise<Minio> {
+/** Anything that runs cleanups at its end: a test's context, or a benchmark's. */
+export interface Cleanups { after(fn: () => unknown): void }
+
+export async function startMinio(t: Cleanups, bucket: string): Promise<Minio> {
   const dir = mkdtempSync(join(tmpdir(), 'minio-'));
   const port = 30000 + Math.floor(Math.random() * 10000);
   const accessKey = 'labaccess';

@@ -7,6 +7,7 @@ const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 export interface OperatorProcess {
   logs: string[];
+  pid: number;
   /** SIGTERM, then SIGKILL after 10 s: a clean stop. */
   stop(): Promise<void>;
   /** SIGKILL, as a crash: no cleanup, no lease release. */
@@ -30,7 +31,7 @@ export function spawnOperator(namespace?: string, extraArgs: string[] = []): Ope
     await exited;
     clearTimeout(timer);
   };
-  return { logs, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
+  return { logs, pid: child.pid ?? 0, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
 }
 
 /** spawnOperator for one test's namespace, stopped (by its PID) when the test ends. */
