@@ -94,7 +94,7 @@ export async function backupThroughput(core: CoreV1Api, transport: ApiTransport,
     };
     for (let run = 0; run < runs; run++) {
       const file = `/tmp/bench-snapshot-${run}.db`;
-      let started = performance.now();
+      const started = performance.now();
       execFileSync(etcdctl, ['--endpoints', endpoint, 'snapshot', 'save', file], { stdio: 'ignore', timeout: 600_000 });
       etcdctlMs.push(performance.now() - started);
       rmSync(file, { force: true });
