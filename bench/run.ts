@@ -12,7 +12,7 @@ import { staticCluster } from './static-cluster.js';
 import { spawnOperator } from '../test/support/operator-process.js';
 import { GROUP, VERSION } from '../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../src/api/etcd-cluster.js';
-import { etcdBackupCrd, etcdClusterCrd } from '../src/api/crds.js';
+import { allCrds } from '../src/api/crds.js';
 import { ApiTransport } from '../src/runtime/transport.js';
 import { ensureCrd } from '../test/support/test-crd.js';
 import { summarise } from './stats.js';
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     rows.push({ scenario: `static baseline: ${members} member(s) created → all Ready`, summary });
   }
   const transport = new ApiTransport(adminKubeConfig());
-  await ensureCrd(transport, etcdClusterCrd());
+  for (const crd of allCrds()) await ensureCrd(transport, crd);
   const operator = spawnOperator();
   try {
     const version = image.split(':v')[1] ?? '';
@@ -99,7 +99,6 @@ async function main(): Promise<void> {
   }
   let backup: BackupThroughput | undefined;
   try {
-    await ensureCrd(transport, etcdBackupCrd());
     if (scenarios.has('backup')) backup = await backupThroughput(core, transport, runs);
   } finally {
     transport.agent.destroy();

@@ -37,17 +37,15 @@ export class ApiTransport {
   async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<unknown> {
     const res = await this.open(method, path, body, contentType);
     const text = await readAll(res);
-    const parsed: unknown = text.length > 0 ? JSON.parse(text) : undefined;
-    if (res.statusCode === undefined || res.statusCode >= 300) throw apiError(res.statusCode ?? 0, parsed, `${method} ${path}`);
-    return parsed;
+    if (res.statusCode === undefined || res.statusCode >= 300) throw apiError(res.statusCode ?? 0, text, `${method} ${path}`);
+    return text.length > 0 ? (JSON.parse(text) as unknown) : undefined;
   }
 
   /** A streaming GET (a watch): the response, already checked to be 200. */
   async stream(path: string, signal: AbortSignal): Promise<IncomingMessage> {
     const res = await this.open('GET', path, undefined, undefined, signal);
     if (res.statusCode !== 200) {
-      const text = await readAll(res);
-      throw apiError(res.statusCode ?? 0, text ? (JSON.parse(text) as unknown) : undefined, `GET ${path}`);
+      throw apiError(res.statusCode ?? 0, await readAll(res), `GET ${path}`);
     }
     return res;
   }
@@ -84,7 +82,13 @@ function readAll(res: IncomingMessage): Promise<string> {
   });
 }
 
-function apiError(status: number, body: unknown, what: string): ApiError {
-  const s = (body ?? {}) as { reason?: string; message?: string };
+/** An error answer: a Status object, or plain text (a path the server does not serve answers "404 page not found"). */
+function apiError(status: number, text: string, what: string): ApiError {
+  let s: { reason?: string; message?: string } = {};
+  try {
+    s = JSON.parse(text) as typeof s;
+  } catch {
+    s = { message: text.trim().slice(0, 200) };
+  }
   return new ApiError(status, s.reason ?? '', `${what}: HTTP ${status}${s.message ? `: ${s.message}` : ''}`);
 }

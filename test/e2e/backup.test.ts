@@ -4,11 +4,9 @@ import { createHash } from 'node:crypto';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { BackupSpec, EtcdBackup, S3Location } from '../../src/api/etcd-backup.js';
-import { etcdBackupCrd } from '../../src/api/crds.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
-import { ensureCrd } from '../support/test-crd.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
@@ -32,7 +30,6 @@ const s3 = (minio: Minio, path: string): S3Location => ({ path, awsSecret: 'aws'
 
 test('EtcdBackup to S3 (a real MinIO): 10,000 keys snapshotted with revision and checksum; periodic backups keep maxBackups', async (t) => {
   const bed = await testbed(t, 'backup');
-  await ensureCrd(bed.transport, etcdBackupCrd());
   const minio = await startMinio(t, 'backups');
   await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
   const operator = startOperator(t, bed.namespace);

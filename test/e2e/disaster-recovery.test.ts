@@ -3,11 +3,9 @@ import assert from 'node:assert/strict';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup } from '../../src/api/etcd-backup.js';
-import { etcdBackupCrd } from '../../src/api/crds.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
-import { ensureCrd } from '../support/test-crd.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
@@ -33,7 +31,6 @@ async function killMajority(bed: Testbed, cluster: string): Promise<string> {
 
 test('a majority lost with its data: rebuilt from the latest backup with the restore policy; without it Failed, nothing deleted', async (t) => {
   const bed = await testbed(t, 'dr');
-  await ensureCrd(bed.transport, etcdBackupCrd());
   const minio = await startMinio(t, 'backups');
   await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
   const operator = startOperator(t, bed.namespace);

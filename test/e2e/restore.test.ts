@@ -3,11 +3,9 @@ import assert from 'node:assert/strict';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore, RestoreSpec, S3Location } from '../../src/api/etcd-backup.js';
-import { etcdBackupCrd, etcdRestoreCrd } from '../../src/api/crds.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
-import { ensureCrd } from '../support/test-crd.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
@@ -27,8 +25,6 @@ async function clientEndpoint(bed: Testbed, cluster: string): Promise<string> {
 
 test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10,000 keys; a corrupt backup and an existing cluster are refused', async (t) => {
   const bed = await testbed(t, 'restore');
-  await ensureCrd(bed.transport, etcdBackupCrd());
-  await ensureCrd(bed.transport, etcdRestoreCrd());
   const minio = await startMinio(t, 'backups');
   await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
   const operator = startOperator(t, bed.namespace);

@@ -2,11 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from '../../src/api/etcd-backup.js';
-import { etcdBackupCrd, etcdRestoreCrd } from '../../src/api/crds.js';
 import { eventually } from '../support/lab.js';
 import { isReady, staticVolumes, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
-import { ensureCrd } from '../support/test-crd.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 
@@ -18,8 +16,6 @@ async function clientEndpoint(bed: Testbed, cluster: string): Promise<string> {
 
 test('backup to a volume (a pod with the claim mounted) and a restore from it into a new 3-member cluster', async (t) => {
   const bed = await testbed(t, 'volbackup');
-  await ensureCrd(bed.transport, etcdBackupCrd());
-  await ensureCrd(bed.transport, etcdRestoreCrd());
   const storageClassName = await staticVolumes(t, bed, 1);
   await bed.core.createNamespacedPersistentVolumeClaim({ namespace: bed.namespace, body: {
     metadata: { name: 'backups' }, spec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },

@@ -2,7 +2,7 @@ import type { TestContext } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ApiTransport } from '../../src/runtime/transport.js';
-import { etcdClusterCrd } from '../../src/api/crds.js';
+import { allCrds } from '../../src/api/crds.js';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec, EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { adminKubeConfig, testNamespace } from './lab.js';
@@ -21,12 +21,13 @@ export interface Testbed {
   pods(cluster: string): Promise<V1Pod[]>;
 }
 
-/** The CRD installed, a namespace of the test's own, and clients; the operator is started by each test. */
+/** The CRDs installed, a namespace of the test's own, and clients; the operator is started by each test. */
 export async function testbed(t: TestContext, prefix: string): Promise<Testbed> {
   const kc = adminKubeConfig();
   const transport = new ApiTransport(kc);
   t.after(() => { transport.agent.destroy(); });
-  await ensureCrd(transport, etcdClusterCrd());
+  // The operator watches all three kinds: it serves nothing until every CRD is there.
+  for (const crd of allCrds()) await ensureCrd(transport, crd);
   const namespace = await testNamespace(t, prefix);
   const core = kc.makeApiClient(CoreV1Api);
   const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
