@@ -20,3 +20,12 @@ LAB_APISERVER_ETCD_PORT=12379
 K8S_BIN="$LAB_CACHE/k8s/$K8S_VERSION"
 APISERVER_ETCD_VERSION="${ETCD_VERSIONS%% *}"
 CONTAINERD_SOCK="$LAB_HOME/containerd/containerd.sock"
+
+# A Go program built from its module at a pinned version into $LAB_CACHE/<name>/<version>/, once.
+install_go_tool() { # name module version
+  local out="$LAB_CACHE/$1/$3"
+  [ -x "$out/$1" ] && { log "$1 $3 cached"; return 0; }
+  mkdir -p "$out"
+  log "building $1 $3"
+  GOBIN="$out" go install -trimpath -ldflags "-s -w" "$2@$3"
+}

@@ -12,7 +12,6 @@ import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
 import type { Minio } from '../support/minio.js';
 
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 async function createBackup(bed: Testbed, name: string, spec: BackupSpec): Promise<void> {
   await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec });
@@ -31,10 +30,8 @@ const s3 = (minio: Minio, path: string): S3Location => ({ path, awsSecret: 'aws'
 test('EtcdBackup to S3 (a real MinIO): 10,000 keys snapshotted with revision and checksum; periodic backups keep maxBackups', async (t) => {
   const bed = await testbed(t, 'backup');
   const minio = await startMinio(t, 'backups');
-  await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
+  await bed.secret('aws', minio.awsSecretData);
   const operator = startOperator(t, bed.namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
 
   await bed.create('source', { size: 3 });
   await eventually('3 members Running', 120_000, async () => {
@@ -82,5 +79,5 @@ test('EtcdBackup to S3 (a real MinIO): 10,000 keys snapshotted with revision and
   });
   assert.equal(refused.status?.conditions?.[0]?.reason, 'SecretMissing');
   assert.match(refused.status.reason ?? '', /Secret missing does not exist/);
-  finished = true;
+  operator.succeeded();
 });

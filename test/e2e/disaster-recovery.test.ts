@@ -10,7 +10,6 @@ import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
 
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 const running = (bed: Testbed, name: string) => async (): Promise<EtcdCluster | undefined> => {
   const c = await bed.get(name);
@@ -18,9 +17,6 @@ const running = (bed: Testbed, name: string) => async (): Promise<EtcdCluster | 
   return c.status?.phase === 'Running' && c.status.readyMembers === 3 && pods.length === 3 && pods.every(isReady) ? c : undefined;
 };
 
-async function clientEndpoint(bed: Testbed, cluster: string): Promise<string> {
-  return `http://${(await bed.core.readNamespacedService({ name: `${cluster}-client`, namespace: bed.namespace })).spec?.clusterIP ?? ''}:2379`;
-}
 
 /** Two of three members killed together; their emptyDir data goes with them. */
 async function killMajority(bed: Testbed, cluster: string): Promise<string> {
@@ -32,15 +28,13 @@ async function killMajority(bed: Testbed, cluster: string): Promise<string> {
 test('a majority lost with its data: rebuilt from the latest backup with the restore policy; without it Failed, nothing deleted', async (t) => {
   const bed = await testbed(t, 'dr');
   const minio = await startMinio(t, 'backups');
-  await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
+  await bed.secret('aws', minio.awsSecretData);
   const operator = startOperator(t, bed.namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
 
   await bed.create('guarded', { size: 3, restorePolicy: { fromLatestBackup: 'nightly' } });
   await bed.create('unguarded', { size: 3 });
   await eventually('both clusters Running', 120_000, async () => (await running(bed, 'guarded')()) && running(bed, 'unguarded')());
-  const endpoint = await clientEndpoint(bed, 'guarded');
+  const endpoint = await bed.clientEndpoint('guarded');
   const keys = Array.from({ length: 1000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
   await eventually('1,000 keys written', 60_000, async () => { await etcdPutMany(endpoint, keys); return true; });
   await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, {
@@ -58,9 +52,9 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
     return c?.status?.rebuild?.completedAt ? c : undefined;
   });
   t.diagnostic(`rebuilt from backup ${Date.now() - started} ms after losing the majority: ${JSON.stringify(rebuilt.status?.rebuild)}`);
-  const held = await eventually('keys readable', 30_000, async () => etcdGetPrefix(await clientEndpoint(bed, 'guarded'), 'key-'));
+  const held = await eventually('keys readable', 30_000, async () => etcdGetPrefix(await bed.clientEndpoint('guarded'), 'key-'));
   assert.equal(held.size, 1000, 'every key of the backup');
-  assert.equal((await etcdGetPrefix(await clientEndpoint(bed, 'guarded'), 'after-backup')).size, 0, 'the write after the backup is lost, as reported');
+  assert.equal((await etcdGetPrefix(await bed.clientEndpoint('guarded'), 'after-backup')).size, 0, 'the write after the backup is lost, as reported');
   assert.ok((rebuilt.status?.rebuild?.lostRevisions ?? 0) >= 1, 'the loss is reported');
   const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'guarded');
   assert.ok(events.some((e) => e.reason === 'RestoredFromBackup' && e.type === 'Warning' && /revision \d+/.test(e.message ?? '')), 'an event says which revision');
@@ -76,5 +70,5 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
   assert.match(degraded.message ?? '', /majority is lost/);
   await new Promise((r) => setTimeout(r, 3000));
   assert.deepEqual((await bed.pods('unguarded')).map((p) => p.metadata?.name), [survivor], 'the survivor is not deleted');
-  finished = true;
+  operator.succeeded();
 });

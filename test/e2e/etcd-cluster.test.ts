@@ -18,8 +18,6 @@ const exampleManifest = fileURLToPath(new URL('../../../examples/etcd-cluster.ya
 test('EtcdCluster end to end: the CoreOS manifest applied with kubectl comes up; 1,000 keys survive scale 3→5→3 and a lost member; delete', async (t) => {
   const { core, transport, namespace, path } = await testbed(t, 'e2e');
   const operator = startOperator(t, namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-30).join('\n')); });
   const get = async (): Promise<EtcdCluster> => (await transport.call('GET', `${path}/example`)) as EtcdCluster;
   const settled = (size: number) => async (): Promise<EtcdCluster | undefined> => {
     const c = await get();
@@ -105,12 +103,12 @@ test('EtcdCluster end to end: the CoreOS manifest applied with kubectl comes up;
     const services = await core.listNamespacedService({ namespace, labelSelector: 'etcd_cluster=example' });
     return pods.items.length === 0 && services.items.length === 0 ? true : undefined;
   });
-  finished = true;
+  operator.succeeded();
 });
 
 test('a paused EtcdCluster is left alone, and says so', async (t) => {
   const { core, transport, namespace, path } = await testbed(t, 'paused');
-  startOperator(t, namespace);
+  const operator = startOperator(t, namespace);
   await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'held' }, spec: { size: 1, paused: true } });
   const held = await eventually('status Paused', 30_000, async () => {
     const c = (await transport.call('GET', `${path}/held`)) as EtcdCluster;
@@ -125,11 +123,12 @@ test('a paused EtcdCluster is left alone, and says so', async (t) => {
     const c = (await transport.call('GET', `${path}/held`)) as EtcdCluster;
     return c.status?.phase === 'Running' && c.status.readyMembers === 1 ? true : undefined;
   });
+  operator.succeeded();
 });
 
 test('a 7-member cluster comes up Available and serves through its client Service', async (t) => {
   const { core, transport, namespace, path } = await testbed(t, 'seven');
-  startOperator(t, namespace);
+  const operator = startOperator(t, namespace);
   const started = Date.now();
   await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'big' }, spec: { size: 7 } });
   const up = await eventually('7 members Available', 180_000, async () => {
@@ -145,6 +144,7 @@ test('a 7-member cluster comes up Available and serves through its client Servic
     return true;
   });
   assert.equal(await etcdGet(`http://${ip}:2379`, 'seven'), 'members');
+  operator.succeeded();
 });
 
 test('the operator killed in the middle of a scale-up resumes: right size, no orphan member or pod', async (t) => {
@@ -177,13 +177,15 @@ test('the operator killed in the middle of a scale-up resumes: right size, no or
   assert.deepEqual(members, await pods(), 'no orphan member, no orphan pod');
   assert.equal(members.length, 4);
   assert.ok(second.logs.some((l) => l.includes('caches synced')));
+  first.succeeded();
+  second.succeeded();
 });
 
 test('with a PVC, a deleted member pod comes back under the same name with its data, not replaced', async (t) => {
   const bed = await testbed(t, 'pvc');
   const { core, transport, namespace, path } = bed;
   const storageClassName = await staticVolumes(t, bed, 3);
-  startOperator(t, namespace);
+  const operator = startOperator(t, namespace);
   await bed.create('kept', { size: 3, pod: onVolumes(storageClassName) });
   const running = async (): Promise<EtcdCluster | undefined> => {
     const c = (await transport.call('GET', `${path}/kept`)) as EtcdCluster;
@@ -215,4 +217,5 @@ test('with a PVC, a deleted member pod comes back under the same name with its d
   assert.equal(await etcdGet(clientUrl(address, victim), 'on-disk', labLookup()), 'kept', 'the member serves with its data');
   const events = (await core.listNamespacedEvent({ namespace })).items;
   assert.ok(!events.some((e) => e.reason === 'RemoveMember'), 'no replacement');
+  operator.succeeded();
 });

@@ -9,8 +9,6 @@ import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
 test('NOSPACE: a filled quota is recovered (compact, defragment each member, disarm) and writes work again; member reports are in status', async (t) => {
   const bed = await testbed(t, 'nospace');
   const operator = startOperator(t, bed.namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
   await bed.create('full', { size: 3, quotaBackendBytes: 4 * 1024 * 1024 });
   const running = await eventually('3 members Running', 120_000, async () => {
     const c = await bed.get('full');
@@ -46,5 +44,5 @@ test('NOSPACE: a filled quota is recovered (compact, defragment each member, dis
   assert.equal(count('Defragment'), 3, 'each member defragmented once');
   assert.equal(count('DisarmAlarms'), 1);
   assert.ok(recovered.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
-  finished = true;
+  operator.succeeded();
 });

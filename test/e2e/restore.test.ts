@@ -10,7 +10,6 @@ import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
 
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
 
 const running = (bed: Testbed, name: string) => async (): Promise<true | undefined> => {
@@ -19,17 +18,12 @@ const running = (bed: Testbed, name: string) => async (): Promise<true | undefin
   return c?.status?.phase === 'Running' && pods.length === 3 && pods.every(isReady) ? true : undefined;
 };
 
-async function clientEndpoint(bed: Testbed, cluster: string): Promise<string> {
-  return `http://${(await bed.core.readNamespacedService({ name: `${cluster}-client`, namespace: bed.namespace })).spec?.clusterIP ?? ''}:2379`;
-}
 
 test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10,000 keys; a corrupt backup and an existing cluster are refused', async (t) => {
   const bed = await testbed(t, 'restore');
   const minio = await startMinio(t, 'backups');
-  await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name: 'aws' }, data: Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, b64(v)])) } });
+  await bed.secret('aws', minio.awsSecretData);
   const operator = startOperator(t, bed.namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
   const s3 = (path: string): S3Location => ({ path, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true });
   const restoreInto = async (name: string, spec: RestoreSpec): Promise<void> => {
     await bed.transport.call('POST', api(bed, 'etcdrestores'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name }, spec });
@@ -41,7 +35,7 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
 
   await bed.create('source', { size: 3 });
   await eventually('the source cluster Running', 120_000, running(bed, 'source'));
-  const source = await clientEndpoint(bed, 'source');
+  const source = await bed.clientEndpoint('source');
   const keys = Array.from({ length: 10_000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
   await eventually('10,000 keys written', 60_000, async () => { await etcdPutMany(source, keys); return true; });
   await bed.transport.call('POST', api(bed, 'etcdbackups'), {
@@ -57,7 +51,7 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   assert.equal(done.status?.phase, 'Completed', JSON.stringify(done.status));
   await eventually('the restored cluster Running', 60_000, running(bed, 'restored'));
   t.diagnostic(`restored 3 members from the snapshot in ${Date.now() - started} ms`);
-  const restored = await clientEndpoint(bed, 'restored');
+  const restored = await bed.clientEndpoint('restored');
   const held = await eventually('restored keys readable', 30_000, () => etcdGetPrefix(restored, 'key-'));
   assert.equal(held.size, 10_000, 'exactly the 10,000 keys');
   for (const [k, v] of keys) assert.equal(held.get(k), v, k);
@@ -79,5 +73,5 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   const refused = await eventually('a restore over an existing cluster refused', 60_000, restoreStatus('over'));
   assert.equal(refused.status?.reason, 'ClusterExists');
   assert.equal((await etcdGetPrefix(source, 'after-backup')).size, 1, 'the existing cluster untouched');
-  finished = true;
+  operator.succeeded();
 });

@@ -15,7 +15,6 @@ import { issueCa, issueLeaf } from '../../src/tls/certificates.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 
 const DAY = 86_400_000;
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 const text = (s: V1Secret, key: string): string => Buffer.from(s.data?.[key] ?? '', 'base64').toString('utf8');
 
 const running = (bed: Testbed, name: string, size: number) => async (): Promise<EtcdCluster | undefined> => {
@@ -41,20 +40,15 @@ async function checkClientAuth(t: TestContext, endpoint: string, withCert: CallO
 test('static TLS (CoreOS Secrets): members talk https, clients need a certificate; scale up and member replacement work', async (t) => {
   const bed = await testbed(t, 'tls');
   const operator = startOperator(t, bed.namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
   // Certificates as a user would make them, in the CoreOS operator's Secret layout.
   const ca = issueCa('user-ca', 30 * DAY);
   const names = [`*.secure.${bed.namespace}.svc`, `*.secure.${bed.namespace}.svc.cluster.local`, `secure-client.${bed.namespace}.svc`, 'localhost', '127.0.0.1'];
   const peer = issueLeaf(ca, { commonName: 'peer', altNames: names, usage: ['server', 'client'], validForMs: 30 * DAY });
   const server = issueLeaf(ca, { commonName: 'server', altNames: names, usage: ['server', 'client'], validForMs: 30 * DAY });
   const client = issueLeaf(ca, { commonName: 'operator', altNames: [], usage: ['client'], validForMs: 30 * DAY });
-  const secret = async (name: string, data: Record<string, string>): Promise<void> => {
-    await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: { metadata: { name }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) } });
-  };
-  await secret('etcd-peer-tls', { 'peer.crt': peer.cert, 'peer.key': peer.key, 'peer-ca.crt': ca.cert });
-  await secret('etcd-server-tls', { 'server.crt': server.cert, 'server.key': server.key, 'server-ca.crt': ca.cert });
-  await secret('etcd-operator-tls', { 'etcd-client.crt': client.cert, 'etcd-client.key': client.key, 'etcd-client-ca.crt': ca.cert });
+  await bed.secret('etcd-peer-tls', { 'peer.crt': peer.cert, 'peer.key': peer.key, 'peer-ca.crt': ca.cert });
+  await bed.secret('etcd-server-tls', { 'server.crt': server.cert, 'server.key': server.key, 'server-ca.crt': ca.cert });
+  await bed.secret('etcd-operator-tls', { 'etcd-client.crt': client.cert, 'etcd-client.key': client.key, 'etcd-client-ca.crt': ca.cert });
   await bed.create('secure', { size: 3, TLS: { static: { member: { peerSecret: 'etcd-peer-tls', serverSecret: 'etcd-server-tls' }, operatorSecret: 'etcd-operator-tls' } } });
   await eventually('3 TLS members Running', 180_000, running(bed, 'secure', 3));
   const command = (await bed.pods('secure'))[0]?.spec?.containers[0]?.command ?? [];
@@ -86,15 +80,13 @@ test('static TLS (CoreOS Secrets): members talk https, clients need a certificat
   await assert.rejects(async () => {
     for await (const chunk of new EtcdClient({ lookup: labLookup(), tls: { ca: ca.cert } }).snapshot(clientUrl({ cluster: 'secure', namespace: bed.namespace, domain: lab().clusterDomain, tls: true }, member))) bytes += chunk.length;
   }, /snapshot/, 'no snapshot without a client certificate');
-  finished = true;
+  operator.succeeded();
 });
 
 test('auto TLS: the operator makes a CA and certificates, renews them before expiry and rolls the members onto them', async (t) => {
   const bed = await testbed(t, 'autotls');
   // Four-minute certificates renewed three minutes early: a renewal a minute after creation.
   const operator = startOperator(t, bed.namespace, ['--auto-tls-validity', '240', '--auto-tls-renew-before', '180']);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
   await bed.create('auto', { size: 3, TLS: { auto: true } });
   await eventually('3 auto-TLS members Running', 180_000, running(bed, 'auto', 3));
   const readClient = async (): Promise<V1Secret> => bed.core.readNamespacedSecret({ name: 'auto-client-tls', namespace: bed.namespace });
@@ -121,5 +113,5 @@ test('auto TLS: the operator makes a CA and certificates, renews them before exp
   t.diagnostic(`members rolled onto renewed certificates ${Date.now() - started} ms after renewal`);
   assert.equal(text(renewed, 'etcd-client-ca.crt'), text(first, 'etcd-client-ca.crt'), 'the CA stays');
   assert.equal(await eventually('the key read with the renewed certificate', 30_000, () => etcdGet(endpoint, 'secure', options(renewed))), 'yes');
-  finished = true;
+  operator.succeeded();
 });

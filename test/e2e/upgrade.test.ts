@@ -20,10 +20,6 @@ const rolledTo = (bed: Testbed, name: string, size: number, version: string) => 
     && pods.length === size && pods.every((p) => isReady(p) && versionOf(p) === version && imageOf(p) === `quay.io/coreos/etcd:v${version}`) ? c : undefined;
 };
 
-async function clientEndpoint(bed: Testbed, name: string): Promise<string> {
-  const ip = (await bed.core.readNamespacedService({ name: `${name}-client`, namespace: bed.namespace })).spec?.clusterIP ?? '';
-  return `http://${ip}:2379`;
-}
 
 function checkLoad(t: TestContext, what: string, r: LoadReport): void {
   t.diagnostic(`${what}: ${r.acknowledged} of ${r.attempted} writes acknowledged, lost ${r.lost.length}, longest write gap ${r.longestGapMs} ms`);
@@ -39,11 +35,9 @@ test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5 under write load; 
   const bed = await testbed(t, 'upgrade');
   const storageClassName = await staticVolumes(t, bed, 3);
   const operator = startOperator(t, bed.namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
   await bed.create('up', { size: 3, version: '3.5.17', pod: onVolumes(storageClassName) });
   await eventually('3 members on 3.5.17', 120_000, rolledTo(bed, 'up', 3, '3.5.17'));
-  const endpoint = await clientEndpoint(bed, 'up');
+  const endpoint = await bed.clientEndpoint('up');
   await eventually('the client Service answers', 30_000, async () => (await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 || undefined);
   const load = startWriteLoad(endpoint, 'load-');
 
@@ -84,18 +78,16 @@ test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5 under write load; 
   });
   assert.equal(downgrade.status?.currentVersion, '3.6.5');
   assert.ok((await bed.pods('up')).every((p) => versionOf(p) === '3.6.5'), 'every member still on 3.6.5');
-  finished = true;
+  operator.succeeded();
 });
 
 test('rolling upgrade without volumes replaces each member, adding its successor first, under write load', async (t) => {
   const bed = await testbed(t, 'surge');
   const operator = startOperator(t, bed.namespace);
-  let finished = false;
-  t.after(() => { if (!finished) t.diagnostic(operator.logs.slice(-40).join('\n')); });
   await bed.create('surge', { size: 3, version: '3.5.35' });
   await eventually('3 members on 3.5.35', 120_000, rolledTo(bed, 'surge', 3, '3.5.35'));
   const original = (await bed.pods('surge')).map((p) => p.metadata?.name ?? '');
-  const endpoint = await clientEndpoint(bed, 'surge');
+  const endpoint = await bed.clientEndpoint('surge');
   await eventually('the client Service answers', 30_000, async () => (await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 || undefined);
   const load = startWriteLoad(endpoint, 'load-');
   const started = Date.now();
@@ -105,5 +97,5 @@ test('rolling upgrade without volumes replaces each member, adding its successor
   checkLoad(t, 'upgrade by replacement', await load.finish());
   const now = (await bed.pods('surge')).map((p) => p.metadata?.name ?? '');
   assert.deepEqual(now.filter((n) => original.includes(n)), [], 'every member was replaced');
-  finished = true;
+  operator.succeeded();
 });

@@ -19,6 +19,10 @@ export interface Testbed {
   patchSpec(name: string, spec: Partial<ClusterSpec>): Promise<void>;
   /** The cluster's pods that are not being deleted. */
   pods(cluster: string): Promise<V1Pod[]>;
+  /** http://<ClusterIP of the cluster's client Service>:2379 */
+  clientEndpoint(cluster: string): Promise<string>;
+  /** A Secret of string entries in the namespace. */
+  secret(name: string, data: Record<string, string>): Promise<void>;
 }
 
 /** The CRDs installed, a namespace of the test's own, and clients; the operator is started by each test. */
@@ -37,6 +41,10 @@ export async function testbed(t: TestContext, prefix: string): Promise<Testbed> 
     get: async (name) => (await transport.call('GET', `${path}/${name}`)) as EtcdCluster,
     patchSpec: async (name, spec) => { await transport.call('PATCH', `${path}/${name}`, { spec }, 'application/merge-patch+json'); },
     pods: async (cluster) => (await core.listNamespacedPod({ namespace, labelSelector: `etcd_cluster=${cluster}` })).items.filter((p) => !p.metadata?.deletionTimestamp),
+    clientEndpoint: async (cluster) => `http://${(await core.readNamespacedService({ name: `${cluster}-client`, namespace })).spec?.clusterIP ?? ''}:2379`,
+    secret: async (name, data) => {
+      await core.createNamespacedSecret({ namespace, body: { metadata: { name }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')])) } });
+    },
   };
 }
 

@@ -34,9 +34,21 @@ export function spawnOperator(namespace?: string, extraArgs: string[] = []): Ope
   return { logs, pid: child.pid ?? 0, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
 }
 
-/** spawnOperator for one test's namespace, stopped (by its PID) when the test ends. */
-export function startOperator(t: TestContext, namespace: string, extraArgs: string[] = []): OperatorProcess {
+export interface TestOperator extends OperatorProcess {
+  /** Marks the test as through: its logs are no longer worth showing. */
+  succeeded(): void;
+}
+
+/**
+ * spawnOperator for one test's namespace, stopped (by its PID) when the test ends; unless the test called
+ * succeeded(), the operator's last log lines go into the test's diagnostics.
+ */
+export function startOperator(t: TestContext, namespace: string, extraArgs: string[] = []): TestOperator {
   const operator = spawnOperator(namespace, extraArgs);
-  t.after(() => operator.stop());
-  return operator;
+  let through = false;
+  t.after(async () => {
+    if (!through) t.diagnostic(operator.logs.slice(-40).join('\n'));
+    await operator.stop();
+  });
+  return { ...operator, succeeded: () => { through = true; } };
 }
