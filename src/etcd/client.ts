@@ -5,6 +5,9 @@ import type { LookupFunction } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { memberOfPeerUrl } from './identity.js';
 import { grpcSnapshot } from './snapshot-grpc.js';
+import { EtcdError } from './etcd-error.js';
+
+export { EtcdError };
 
 /** A member as etcd lists it. IDs are uint64, carried as decimal strings. */
 export interface EtcdMember {
@@ -30,12 +33,6 @@ export interface EtcdStatus {
   errors: string[];
 }
 
-export class EtcdError extends Error {
-  constructor(readonly endpoint: string, message: string, readonly status?: number) {
-    super(`${endpoint}: ${message}`);
-    this.name = 'EtcdError';
-  }
-}
 
 export interface EtcdClientOptions {
   /** Resolves member host names (a host-run operator resolves pod names through the cluster DNS). */

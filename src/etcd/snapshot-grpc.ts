@@ -2,7 +2,7 @@ import { Client, credentials } from '@grpc/grpc-js';
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { LookupFunction } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
-import { EtcdError } from './client.js';
+import { EtcdError } from './etcd-error.js';
 
 /**
  * etcd's Maintenance.Snapshot over native gRPC. The JSON gateway re-encodes every chunk as base64 inside
