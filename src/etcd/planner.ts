@@ -18,7 +18,7 @@
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.
  * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members still on
- *    an old version first.
+ *    an old version first, then members on old settings.
  * 7. Roll members to the target version one at a time, once every member is caught up: a member with a
  *    volume restarts on its data with the new image; one without is replaced by adding a new member first
  *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
@@ -268,8 +268,11 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
   const stale = voters.filter((m) => r.stale.includes(m.name));
   if (voters.length > s.desiredSize) {
-    // Old versions leave first (this finishes the replacement of a member without a volume), the leader last.
-    const rank = (m: MemberView): number => (stale.includes(m) ? 0 : 2) + (m.name === leader?.name ? 1 : 0);
+    // Old versions leave first, then old settings: this finishes the replacement of a member without a
+    // volume, whose successor must never be the one removed (names alone would pick it half the time, and
+    // the roll would add and remove successors forever). The leader goes last.
+    const age = (m: MemberView): number => (stale.includes(m) ? 0 : r.reconfigure.includes(m.name) ? 2 : 4);
+    const rank = (m: MemberView): number => age(m) + (m.name === leader?.name ? 1 : 0);
     const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))[0];
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
   }

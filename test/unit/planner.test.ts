@@ -258,6 +258,14 @@ test('changed settings roll the members like an upgrade', () => {
   assert.equal(plan({ ...s, pods: ['a', 'b', 'c'].map((n) => pod(n, { config: 'new' })) }).type, 'Steady');
 });
 
+test('without volumes, changed settings replace a member: the one on old settings is removed, never its successor', () => {
+  // The successor's name sorts first, as random names often do: it must stay all the same.
+  const names = ['a', 'b', 'c', 'z'];
+  const surged = healthy(names, { desiredSize: 3, targetConfig: 'new', pods: names.map((n) => pod(n, { config: n === 'z' ? 'old' : 'new' })),
+    health: names.map((n) => health(n, { isLeader: n === 'b' })) });
+  assert.deepEqual(plan(surged), { type: 'RemoveMember', memberId: 'id-z', member: 'z', reason: 'scaling down to 3' });
+});
+
 test('a majority lost for good: reported and left alone without a restore policy, rebuilt from the newest backup with one', () => {
   const lost = healthy(['a', 'b', 'c'], { pods: [pod('a')], health: [health('a')] });
   assert.equal(plan(lost).type, 'QuorumLost');
