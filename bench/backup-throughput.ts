@@ -4,7 +4,7 @@
  * resident memory before and during, sampled from /proc.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../src/api/etcd-cluster.js';
@@ -16,6 +16,7 @@ import { spawnOperator } from '../test/support/operator-process.js';
 import { startMinio } from '../test/support/minio.js';
 import { etcdPutMany } from '../test/support/etcd-gateway.js';
 import { summarise } from './stats.js';
+import { rssMiB } from '../test/support/process-usage.js';
 import type { Summary } from './stats.js';
 
 export interface BackupThroughput {
@@ -31,11 +32,6 @@ export interface BackupThroughput {
   rssBeforeMiB: number;
   rssPeakMiB: number;
 }
-
-const rssMiB = (pid: number): number => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '';
-  return Math.round(Number(/\d+/.exec(line)?.[0] ?? 0) / 1024);
-};
 
 export async function backupThroughput(core: CoreV1Api, transport: ApiTransport, runs: number, targetBytes = 1024 ** 3): Promise<BackupThroughput> {
   const namespace = `bench-${randomBytes(3).toString('hex')}`;

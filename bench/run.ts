@@ -1,34 +1,35 @@
 /**
  * `npm run bench`: each scenario several times on the lab, in one run; writes bench/results/latest.json and
- * latest.md with medians, min and max. Runs per scenario: BENCH_RUNS (default 5). BENCH_SCENARIOS picks
- * some of `bringup,backup` (default all).
+ * latest.md with medians, min, max and ratios. Runs per scenario: BENCH_RUNS (default 5). BENCH_SCENARIOS picks
+ * some of `bringup,scale,failover,upgrade,many,backup` (default all); BENCH_CLUSTERS sizes `many` (default 20).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { adminKubeConfig, eventually, lab } from '../test/support/lab.js';
 import { staticCluster } from './static-cluster.js';
 import { spawnOperator } from '../test/support/operator-process.js';
-import { GROUP, VERSION } from '../src/api/etcd-cluster.js';
-import type { EtcdCluster } from '../src/api/etcd-cluster.js';
 import { allCrds } from '../src/api/crds.js';
 import { ApiTransport } from '../src/runtime/transport.js';
 import { ensureCrd } from '../test/support/test-crd.js';
 import { summarise } from './stats.js';
+import type { Summary } from './stats.js';
 import { backupThroughput } from './backup-throughput.js';
 import type { BackupThroughput } from './backup-throughput.js';
-import type { Summary } from './stats.js';
+import { benchCluster, inNamespace } from './bench-cluster.js';
+import { failover, rollingUpgrade, scaling } from './lifecycle.js';
+import { manyClusters } from './many-clusters.js';
+import type { ManyClusters } from './many-clusters.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,backup').split(','));
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,scale,failover,upgrade,many,backup').split(','));
+const clusterCount = Number(process.env.BENCH_CLUSTERS ?? 20);
 const core = adminKubeConfig().makeApiClient(CoreV1Api);
+const transport = new ApiTransport(adminKubeConfig());
 
 /** Milliseconds from the first create request to every member pod Ready. */
-async function staticBringUp(members: number, image: string): Promise<number> {
-  const namespace = `bench-${randomBytes(3).toString('hex')}`;
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
-  try {
+function staticBringUp(members: number, image: string): Promise<number> {
+  return inNamespace(core, async (namespace) => {
     const { service, pods } = staticCluster(namespace, members, image, lab().clusterDomain);
     const started = performance.now();
     await core.createNamespacedService({ namespace, body: service });
@@ -39,61 +40,103 @@ async function staticBringUp(members: number, image: string): Promise<number> {
       return ready.length === members ? true : undefined;
     });
     return performance.now() - started;
-  } finally {
-    await core.deleteNamespace({ name: namespace, body: { gracePeriodSeconds: 0 } });
-  }
+  });
 }
 
 /** Milliseconds from creating an EtcdCluster to condition Available with every member ready. */
-async function operatorBringUp(transport: ApiTransport, members: number, version: string): Promise<number> {
-  const namespace = `bench-${randomBytes(3).toString('hex')}`;
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
-  try {
-    const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
+function operatorBringUp(members: number, version: string): Promise<number> {
+  return inNamespace(core, async (namespace) => {
+    const c = benchCluster(core, transport, namespace, 'bench');
     const started = performance.now();
-    await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'bench' }, spec: { size: members, version } });
-    await eventually(`${members} members Available`, 180_000, async () => {
-      const c = (await transport.call('GET', `${path}/bench`)) as EtcdCluster;
-      const available = c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True');
-      return available && c.status?.readyMembers === members ? true : undefined;
-    });
+    await c.create({ size: members, version });
+    await c.settle(members);
     return performance.now() - started;
-  } finally {
-    await core.deleteNamespace({ name: namespace, body: { gracePeriodSeconds: 0 } });
-  }
+  });
 }
 
-interface Row { scenario: string; summary: Summary; ratioToStatic?: number }
+interface Row { scenario: string; summary: Summary; ratio?: { value: number; to: string } }
+
+const ratio = (a: Summary, b: Summary, to: string): Row['ratio'] => ({ value: Math.round((a.medianMs / b.medianMs) * 100) / 100, to });
+
+async function measure(name: string, run: () => Promise<number>): Promise<Summary> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    samples.push(await run());
+    process.stderr.write(`${JSON.stringify({ scenario: name, run: i + 1, ms: Math.round(samples.at(-1) ?? 0) })}\n`);
+  }
+  return summarise(samples);
+}
+
+function report(rows: Row[], many: ManyClusters | undefined, backup: BackupThroughput | undefined, upgradeLoss: string | undefined): string {
+  const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} | ${r.ratio ? `${r.ratio.value} (${r.ratio.to})` : ''} |`);
+  const manyLines = many ? [
+    `## ${many.clusters} three-member clusters created at once (${many.clusters * 3} etcd pods), one run`, '',
+    `- All Available after ${(many.allAvailableMs / 1000).toFixed(1)} s.`,
+    `- Operator RSS ${many.rssBeforeMiB} MiB before, ${many.rssPeakMiB} MiB at peak; ${many.cpuSeconds} CPU seconds from create to all Available.`,
+    `- API requests by the operator: ${many.apiRequestsPerCluster} per cluster during bring-up (its own rest_client_requests_total).`,
+    `- While all were idle: ${many.idleRequestsPerMinute.join(', ')} API requests in successive minutes.`, '',
+  ] : [];
+  const backupLines = backup ? [
+    `## Backup of a ${Math.round(backup.dbBytes / 2 ** 20)} MiB database (one member), ${backup.etcdctl.runs} runs`, '',
+    '| path | median ms | min ms | max ms | MiB/s (median) |', '|---|---|---|---|---|',
+    ...([['etcdctl snapshot save → local file', backup.etcdctl], ['EtcdBackup → S3: the operator streams into MinIO on the lab', backup.s3],
+      ['EtcdBackup → volume: a pod of the operator image streams into a file on the claim', backup.volume]] as const)
+      .map(([name, x]) => `| ${name} | ${x.medianMs} | ${x.minMs} | ${x.maxMs} | ${Math.round(backup.dbBytes / 2 ** 20 / (x.medianMs / 1000))} |`),
+    '', `Throughput / etcdctl's: volume ${backup.ratioVolume}, S3 ${backup.ratioS3}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`, '',
+  ] : [];
+  return [
+    `# Benchmarks, ${new Date().toISOString()}`, '',
+    `Machine: ${machine}. Kubernetes ${lab().kubernetesVersion}, etcd images ${lab().etcdImages.join(', ')}. Medians of ${runs} runs unless said.`, '',
+    '| scenario | runs | median ms | min ms | max ms | ratio of medians |', '|---|---|---|---|---|---|', ...table, '',
+    ...(upgradeLoss ? [upgradeLoss, ''] : []), ...manyLines, ...backupLines,
+  ].join('\n');
+}
 
 async function main(): Promise<void> {
-  const image = lab().etcdImages[0];
-  if (!image) throw new Error('the lab lists no etcd image');
+  const [image, nextImage] = lab().etcdImages;
+  if (!image || !nextImage) throw new Error('the lab lists fewer than two etcd images');
+  const version = image.split(':v')[1] ?? '';
+  const nextVersion = nextImage.split(':v')[1] ?? '';
   const rows: Row[] = [];
-  const staticMedian = new Map<number, number>();
+  const staticMedian = new Map<number, Summary>();
   const sizes = [3, 5, 7];
-  const measure = async (name: string, run: () => Promise<number>): Promise<Summary> => {
-    const samples: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      samples.push(await run());
-      process.stderr.write(`${JSON.stringify({ scenario: name, run: i + 1, ms: Math.round(samples.at(-1) ?? 0) })}\n`);
-    }
-    return summarise(samples);
-  };
   for (const members of scenarios.has('bringup') ? [1, ...sizes] : []) {
     const summary = await measure(`static-${members}`, () => staticBringUp(members, image));
-    staticMedian.set(members, summary.medianMs);
+    staticMedian.set(members, summary);
     rows.push({ scenario: `static baseline: ${members} member(s) created → all Ready`, summary });
   }
-  const transport = new ApiTransport(adminKubeConfig());
   for (const crd of allCrds()) await ensureCrd(transport, crd);
   const operator = spawnOperator();
+  let many: ManyClusters | undefined;
+  let upgradeLoss: string | undefined;
   try {
-    const version = image.split(':v')[1] ?? '';
     for (const members of scenarios.has('bringup') ? sizes : []) {
-      const summary = await measure(`operator-${members}`, () => operatorBringUp(transport, members, version));
-      rows.push({ scenario: `operator: ${members}-member EtcdCluster created → Available, all ready`, summary,
-        ratioToStatic: Math.round((summary.medianMs / (staticMedian.get(members) ?? summary.medianMs)) * 100) / 100 });
+      const summary = await measure(`operator-${members}`, () => operatorBringUp(members, version));
+      const baseline = staticMedian.get(members);
+      rows.push({ scenario: `operator: ${members}-member EtcdCluster created → Available, all ready`, summary, ...(baseline ? { ratio: ratio(summary, baseline, 'static') } : {}) });
     }
+    let join: Summary | undefined;
+    if (scenarios.has('scale')) {
+      const s = await scaling(core, transport, runs, version);
+      join = summarise(s.join3to4);
+      rows.push({ scenario: 'scale 3 → 5: spec changed → 5 ready', summary: summarise(s.up3to5) },
+        { scenario: 'scale 5 → 3: spec changed → 3 ready', summary: summarise(s.down5to3) },
+        { scenario: 'scale 3 → 4: one fresh member joins', summary: join });
+    }
+    if (scenarios.has('failover')) {
+      const f = await failover(core, transport, operator, runs, version);
+      const recovery = summarise(f.recovery);
+      rows.push({ scenario: 'failover: follower pod deleted → operator first acts (detection)', summary: summarise(f.detection) },
+        { scenario: 'failover: follower pod deleted → back at 3, all ready (MTTR)', summary: recovery, ...(join ? { ratio: ratio(recovery, join, 'a fresh join, 3 → 4') } : {}) });
+    }
+    if (scenarios.has('upgrade')) {
+      const u = await rollingUpgrade(core, transport, Math.min(runs, 3), version, nextVersion);
+      rows.push({ scenario: `rolling upgrade ${version} → ${nextVersion}, 3 members without volumes: total`, summary: summarise(u.total) },
+        { scenario: 'rolling upgrade: longest gap between acknowledged writes of a continuous client', summary: summarise(u.longestGap) });
+      upgradeLoss = `Rolling upgrades: ${u.acknowledged} writes acknowledged during the rolls, ${u.lost} lost.`;
+    }
+    if (scenarios.has('many')) many = await manyClusters(core, transport, operator, clusterCount, version, 2);
   } finally {
     await operator.stop();
   }
@@ -104,24 +147,12 @@ async function main(): Promise<void> {
     transport.agent.destroy();
   }
   const machine = { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-  const versions = { kubernetes: lab().kubernetesVersion, etcdImage: image };
+  const versions = { kubernetes: lab().kubernetesVersion, etcdImages: lab().etcdImages };
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows, backup }, null, 2)}\n`);
-  const backupLines = backup ? [
-    `## Backup of a ${Math.round(backup.dbBytes / 2 ** 20)} MiB database (one member), ${backup.etcdctl.runs} runs`, '',
-    '| path | median ms | min ms | max ms | MiB/s (median) |', '|---|---|---|---|---|',
-    ...([['etcdctl snapshot save → local file', backup.etcdctl], ['EtcdBackup → S3: the operator streams into MinIO on the lab', backup.s3],
-      ['EtcdBackup → volume: a pod of the operator image streams into a file on the claim', backup.volume]] as const)
-      .map(([name, x]) => `| ${name} | ${x.medianMs} | ${x.minMs} | ${x.maxMs} | ${Math.round(backup.dbBytes / 2 ** 20 / (x.medianMs / 1000))} |`),
-    '', `Throughput / etcdctl's: volume ${backup.ratioVolume}, S3 ${backup.ratioS3}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`, '',
-  ] : [];
-  const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} | ${r.ratioToStatic ?? ''} |`);
-  writeFileSync('bench/results/latest.md', [
-    `# Benchmarks, ${new Date().toISOString()}`, '',
-    `Machine: ${machine.cpus} cores, ${machine.memoryGiB} GiB, Node ${machine.node}. Kubernetes ${versions.kubernetes}, ${versions.etcdImage}.`, '',
-    '| scenario | runs | median ms | min ms | max ms | median / static median |', '|---|---|---|---|---|---|', ...table, '', ...backupLines,
-  ].join('\n'));
-  process.stdout.write(`${table.join('\n')}\n`);
+  writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows, many, backup }, null, 2)}\n`);
+  const text = report(rows, many, backup, upgradeLoss);
+  writeFileSync('bench/results/latest.md', text);
+  process.stdout.write(`${text}\n`);
 }
 
 await main();

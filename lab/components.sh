@@ -25,6 +25,7 @@ start_apiserver() {
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
     --service-cluster-ip-range "$LAB_SERVICE_CIDR" \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --kubelet-preferred-address-types InternalIP,Hostname \
     --allow-privileged=true --profiling=false --event-ttl 1h
   wait_for "kube-apiserver ready" 120 KUBECTL get --raw /readyz
 }
@@ -108,7 +109,8 @@ CFG
   start_daemon kubelet "$K8S_BIN/kubelet" --config "$LAB_HOME/kubelet.yaml" \
     --kubeconfig "$LAB_HOME/kubelet.kubeconfig" --root-dir "$dir" \
     --hostname-override "$LAB_NODE_NAME" --node-ip "$LAB_NODE_IP" --oom-score-adj 0
-  cat > "$LAB_HOME/kube-proxy.yaml" <<CFG
+  # kube-proxy exits when its configuration file changes: rewrite it only when its content does.
+  write_if_changed "$LAB_HOME/kube-proxy.yaml" <<CFG
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $LAB_HOME/kube-proxy.kubeconfig}

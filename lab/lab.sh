@@ -11,7 +11,7 @@
 . "$LAB_SRC_DIR/process.sh"
 . "$LAB_SRC_DIR/components.sh"
 
-COMPONENTS="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns etcd-operator"
+COMPONENTS="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns"
 
 # One lab command at a time; bounded, so a stuck holder is reported instead of waited on forever.
 take_lock() {
@@ -25,6 +25,7 @@ build() {
   bash "$LAB_SRC_DIR/build/etcd.sh"
   bash "$LAB_SRC_DIR/build/coredns.sh"
   bash "$LAB_SRC_DIR/build/minio.sh"
+  bash "$LAB_SRC_DIR/build/helm.sh"
   bash "$LAB_SRC_DIR/build/images.sh"
 }
 
@@ -33,6 +34,10 @@ up() {
   build
   mkdir -p "$LAB_HOME"
   take_lock
+  # Idempotent: a lab that is whole is left as it is (restarting parts of it would drop its pods' traffic).
+  if all_running && node_ready; then log "lab is up"; echo "$LAB_HOME/admin.kubeconfig"; return 0; fi
+  # A new lab answers at the old address: kubectl's cached discovery of the last one would name stale kinds.
+  rm -rf "${HOME:-/root}/.kube/cache/discovery/${LAB_NODE_IP}_6443"
   network_up
   make_pki
   start_apiserver_etcd
@@ -48,6 +53,8 @@ up() {
   echo "$LAB_HOME/admin.kubeconfig"
 }
 
+all_running() { local c; for c in $COMPONENTS; do pid_alive "$c" || return 1; done; }
+
 # What tests and tools need to know about a running lab, in one file.
 write_lab_facts() {
   local images="" v
@@ -55,7 +62,7 @@ write_lab_facts() {
   cat > "$LAB_HOME/lab.json" <<JSON
 {"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_NODE_IP", "clusterDomain": "cluster.local",
  "nodeName": "$LAB_NODE_NAME", "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images],
- "nodeIP": "$LAB_NODE_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio"}
+ "nodeIP": "$LAB_NODE_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm"}
 JSON
 }
 
@@ -83,7 +90,6 @@ unmount_below() { # every mount under a directory, deepest first
 down() {
   [ -d "$LAB_HOME" ] || { network_down; return 0; }
   take_lock
-  stop_daemon etcd-operator
   drain_pods
   stop_daemon kubelet
   kill_leftover_tasks

@@ -1,6 +1,12 @@
 # Sourced by lab.sh: start and stop daemons by the PID recorded when they were started.
 pid_alive() { local f="$LAB_HOME/run/$1.pid"; [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
 
+write_if_changed() { # path < content
+  local tmp; tmp=$(mktemp)
+  cat > "$tmp"
+  if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv "$tmp" "$1"; fi
+}
+
 start_daemon() { # name command...
   local name=$1; shift
   pid_alive "$name" && return 0

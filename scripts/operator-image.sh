@@ -24,7 +24,7 @@ if [ ! -s "$archive" ]; then
   cp -r node_modules "$rootfs/app/"
   (cd "$rootfs/app" && npm prune --omit=dev --no-audit --no-fund >/dev/null 2>&1)
   printf 'root:x:0:0::/:/sbin/nologin\nnonroot:x:65532:65532::/tmp:/sbin/nologin\n' > "$rootfs/etc/passwd"
-  pack_image "$archive" "$TAG" "$rootfs" '["/usr/bin/node","/app/dist/src/cli/main.js"]'
+  pack_image "$archive" "$TAG" "$rootfs" '["run"]' '["/usr/bin/node","/app/dist/src/cli/main.js"]'
 fi
 if bash lab/lab.sh status >/dev/null 2>&1; then
   ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >/dev/null

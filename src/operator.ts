@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import type { KubeConfig, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -43,8 +44,8 @@ export interface OperatorOptions {
 
 /** Runs the operator until the signal aborts. */
 export async function runOperator(o: OperatorOptions, signal: AbortSignal): Promise<void> {
-  const transport = new ApiTransport(o.kubeConfig);
   const metrics = new RuntimeMetrics();
+  const transport = new ApiTransport(o.kubeConfig, metrics.apiRequestAnswered);
   const scope = (group: string): string => (o.namespace ? `${group}/namespaces/${o.namespace}` : group);
   const members = labelSelector({ app: APP });
   const onError = (what: string) => (err: unknown): void => { o.log.warn({ err, watch: what }, 'watch failed; retrying'); };
@@ -79,12 +80,19 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const restoreController = controllerOf('etcdrestore', restoreReconciler({ transport, events, restores: restores.store, clusters: clusters.store }))
     .watches(restores, generationChanged);
 
+  let acting = false;
   const health: Server = await startHealthServer({
-    host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => reflectors.every((r) => r.hasSynced),
+    // A standby replica is ready as it stands: its caches start only once it leads, and a Deployment's rolling
+    // update waits for the new replica to be ready while the old one still holds the lease.
+    host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => !acting || reflectors.every((r) => r.hasSynced),
   });
   o.log.info({ address: health.address(), namespace: o.namespace ?? '(all)', identity }, 'etcd-operator started');
 
   const work = async (active: AbortSignal): Promise<void> => {
+    acting = true;
+    // Each reflector and controller listens for the stop: a fixed number, more than Node's default warning
+    // threshold of 10, and not a leak; the warning would be a non-JSON line in the logs.
+    setMaxListeners(3 * reflectors.length + 3, active);
     const watching = reflectors.map((r) => r.run(active));
     const synced = await Promise.all(reflectors.map((r) => r.waitForSync(active)));
     if (synced.every(Boolean)) {

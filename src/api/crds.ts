@@ -37,7 +37,7 @@ function crd(s: CrdShape): CrdManifest {
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { plural: s.plural, singular: s.kind.toLowerCase(), kind: s.kind, listKind: `${s.kind}List`, shortNames: s.shortNames, categories: ['etcd'] },
+      names: { plural: s.plural, singular: s.kind.toLowerCase(), kind: s.kind, listKind: `${s.kind}List`, shortNames: s.shortNames, categories: ['etcd-operator'] },
       versions: [{
         name: VERSION, served: true, storage: true,
         schema: { openAPIV3Schema: topLevel(s.spec, s.status) },

@@ -33,17 +33,28 @@ export const tlsPolicy = object({
   'x-kubernetes-validations': [{ rule: '!(has(self.static) && has(self.auto) && self.auto)', message: 'choose either TLS.static or TLS.auto, not both' }],
 });
 
+/**
+ * Label keys and values as Kubernetes validates them on a pod: checked at admission, so that a bad one is refused
+ * naming the field instead of failing every pod the operator makes.
+ */
+const LABEL_VALUE = { maxLength: 63, pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$' };
+const LABEL_KEYS = {
+  rule: "self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
+  message: 'a label key is an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" or ".", starting and ending alphanumeric',
+};
+
 export const podPolicy = object({
   labels: stringMap({
     description: 'Labels for the member pods. "app" and "etcd_*" are reserved for the operator.',
     maxProperties: 64,
+    values: LABEL_VALUE,
     'x-kubernetes-validations': [{
       rule: "!('app' in self) && self.all(k, !k.startsWith('etcd_'))",
       message: 'labels "app" and "etcd_*" are reserved for the operator',
-    }],
+    }, LABEL_KEYS],
   }),
-  annotations: stringMap({ description: 'Annotations for the member pods.', maxProperties: 64 }),
-  nodeSelector: stringMap({ description: 'Node labels a member pod requires.', maxProperties: 64 }),
+  annotations: stringMap({ description: 'Annotations for the member pods.', maxProperties: 64, values: { maxLength: 65536 } }),
+  nodeSelector: stringMap({ description: 'Node labels a member pod requires.', maxProperties: 64, values: LABEL_VALUE, 'x-kubernetes-validations': [LABEL_KEYS] }),
   affinity: embedded<V1Affinity>('Scheduling constraints of the member pods (core/v1 Affinity).'),
   antiAffinity: boolean({ description: 'Deprecated (CoreOS): keep members on different nodes; use affinity instead.' }),
   resources: embedded<V1ResourceRequirements>('Resources of the etcd container (core/v1 ResourceRequirements).'),
@@ -169,7 +180,7 @@ export interface EtcdCluster {
   apiVersion: `${typeof GROUP}/${typeof VERSION}`;
   kind: 'EtcdCluster';
   metadata: {
-    name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; deletionTimestamp?: string;
+    name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; creationTimestamp?: string; deletionTimestamp?: string;
     labels?: Record<string, string>; annotations?: Record<string, string>;
   };
   spec: ClusterSpec;

@@ -51,9 +51,13 @@ export const boolean = (o: Common & { default?: boolean } = {}): Schema<boolean>
 export const array = <T>(items: Schema<T>, o: Common & Pick<OpenApiSchema, 'maxItems'> = {}): Schema<T[]> =>
   make({ type: 'array', items: items.openapi, ...o });
 
-/** A map from string keys to strings (labels, annotations, selectors). */
-export const stringMap = (o: Common & Pick<OpenApiSchema, 'maxProperties'> = {}): Schema<Record<string, string>> =>
-  make({ type: 'object', additionalProperties: { type: 'string' }, ...o });
+/** A map from string keys to strings (labels, annotations, selectors), with what each value must be. */
+export const stringMap = (
+  o: Common & Pick<OpenApiSchema, 'maxProperties'> & { values?: Pick<OpenApiSchema, 'maxLength' | 'pattern'> } = {},
+): Schema<Record<string, string>> => {
+  const { values, ...rest } = o;
+  return make({ type: 'object', additionalProperties: { type: 'string', ...values }, ...rest });
+};
 
 /**
  * An embedded Kubernetes type (affinity, resources, a PVC spec…) that the API server already validates where

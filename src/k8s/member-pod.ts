@@ -37,7 +37,8 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
     initContainers: [
       {
         name: 'fetch-snapshot', image: r.operatorImage,
-        command: ['/usr/bin/node', '/app/dist/src/cli/main.js', 'snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from],
+        // The operator image's entrypoint is the CLI, wherever an image puts node.
+        args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from],
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true }],
       },
       {

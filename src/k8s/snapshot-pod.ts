@@ -35,8 +35,9 @@ export function snapshotPod(i: SnapshotPodInput): V1Pod {
       restartPolicy: 'Never', activeDeadlineSeconds: i.timeoutSeconds, enableServiceLinks: false, automountServiceAccountToken: false,
       containers: [{
         name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File',
-        command: [
-          '/usr/bin/node', '/app/dist/src/cli/main.js', 'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,
+        // The operator image's entrypoint is the CLI, wherever an image puts node.
+        args: [
+          'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,
           '--timeout', String(i.timeoutSeconds), ...(i.periodic ? ['--periodic', '--max-backups', String(i.maxBackups)] : []),
           ...(i.tlsSecret ? ['--tls-dir', TLS_DIR] : []),
         ],

@@ -35,9 +35,17 @@ export class RuntimeMetrics {
     labelNames: ['name'], buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60], registers: [this.registry],
   });
 
+  private readonly apiRequests = new Counter({
+    name: 'rest_client_requests_total', help: 'Requests to the Kubernetes API server by method and status code (0: no answer); watches count once each.',
+    labelNames: ['method', 'code'], registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
+
+  /** For ApiTransport: counts each request to the API server. */
+  readonly apiRequestAnswered = (method: string, code: number): void => { this.apiRequests.inc({ method, code: String(code) }); };
 
   queueObserver(name: string): QueueObserver {
     return {

@@ -27,7 +27,8 @@ export class ApiTransport {
   readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
   private readonly server: URL;
 
-  constructor(private readonly kubeConfig: KubeConfig) {
+  /** `answered` learns of each request's method and status code (0 when no answer came): the operator counts its API traffic. */
+  constructor(private readonly kubeConfig: KubeConfig, private readonly answered: (method: string, code: number) => void = () => undefined) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
@@ -64,8 +65,14 @@ export class ApiTransport {
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
     return new Promise((resolve, reject) => {
-      const req = request(options, resolve);
-      req.on('error', reject);
+      const req = request(options, (res) => {
+        this.answered(method, res.statusCode ?? 0);
+        resolve(res);
+      });
+      req.on('error', (err) => {
+        this.answered(method, 0);
+        reject(err);
+      });
       req.end(payload);
     });
   }

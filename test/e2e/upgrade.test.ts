@@ -1,13 +1,12 @@
 import { test } from 'node:test';
-import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
 import { isReady, onVolumes, staticVolumes, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { startWriteLoad } from '../support/write-load.js';
-import type { LoadReport } from '../support/write-load.js';
+import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkLoad } from '../support/load-check.js';
 
 const versionOf = (p: { metadata?: { annotations?: Record<string, string> } }): string | undefined => p.metadata?.annotations?.['etcd.version'];
 const imageOf = (p: { spec?: { containers: { image?: string }[] } }): string | undefined => p.spec?.containers[0]?.image;
@@ -21,13 +20,6 @@ const rolledTo = (bed: Testbed, name: string, size: number, version: string) => 
 };
 
 
-function checkLoad(t: TestContext, what: string, r: LoadReport): void {
-  t.diagnostic(`${what}: ${r.acknowledged} of ${r.attempted} writes acknowledged, lost ${r.lost.length}, longest write gap ${r.longestGapMs} ms`);
-  assert.deepEqual(r.lost, [], `${what}: no acknowledged write lost`);
-  assert.deepEqual(r.unexpected, [], `${what}: no value that was never written`);
-  assert.equal(r.revisionWentBack, false, `${what}: revisions only grow`);
-  assert.ok(r.acknowledged > 100, `${what}: the load kept writing`);
-}
 
 const refusal = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type === 'UpgradeRefused');
 
@@ -38,7 +30,7 @@ test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5 under write load; 
   await bed.create('up', { size: 3, version: '3.5.17', pod: onVolumes(storageClassName) });
   await eventually('3 members on 3.5.17', 120_000, rolledTo(bed, 'up', 3, '3.5.17'));
   const endpoint = await bed.clientEndpoint('up');
-  await eventually('the client Service answers', 30_000, async () => (await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 || undefined);
+  await untilServing(endpoint);
   const load = startWriteLoad(endpoint, 'load-');
 
   // etcd asks for 3.5.32+ before 3.6: refused with a condition and an event, and no pod touched.
@@ -88,7 +80,7 @@ test('rolling upgrade without volumes replaces each member, adding its successor
   await eventually('3 members on 3.5.35', 120_000, rolledTo(bed, 'surge', 3, '3.5.35'));
   const original = (await bed.pods('surge')).map((p) => p.metadata?.name ?? '');
   const endpoint = await bed.clientEndpoint('surge');
-  await eventually('the client Service answers', 30_000, async () => (await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 || undefined);
+  await untilServing(endpoint);
   const load = startWriteLoad(endpoint, 'load-');
   const started = Date.now();
   await bed.patchSpec('surge', { version: '3.6.5' });

@@ -109,6 +109,8 @@ test('EtcdCluster has the scale subresource and printer columns', async (t) => {
   const scale = (await transport.call('GET', `${collection(namespace)}/example/scale`)) as { spec?: { replicas?: number } };
   assert.equal(scale.spec?.replicas, 5);
   assert.match(kubectl('get', 'etcd').split('\n')[0] ?? '', /^NAME\s+SIZE\s+READY\s+VERSION\s+PHASE\s+AGE$/);
+  // The short name alone names one kind (a category of the same name would expand to all three).
+  assert.equal(kubectl('get', 'etcd', 'example', '-o', 'name').trim(), 'etcdcluster.etcd.database.coreos.com/example');
 });
 
 test('kubectl apply of an invalid EtcdCluster fails naming the field, and creates nothing', async (t) => {

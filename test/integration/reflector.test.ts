@@ -81,7 +81,7 @@ test('after the API server restarts, an expired resourceVersion relists and deli
   await pause();
   for (let i = 0; i < 4; i++) await core.deleteNamespacedConfigMap({ name: `old-${i}`, namespace });
   await core.createNamespacedConfigMap({ namespace, body: cm('new-0', 'x') });
-  restartApiServer();
+  await restartApiServer();
 
   resume();
   await eventually('cache equal to a fresh list', 60_000, () => cacheEqualsFreshList(core, reflector, namespace));

@@ -35,4 +35,6 @@ test('a status write that conflicts is recomputed on a fresh read, losing neithe
 
   const unchanged = await writeStatus<WidgetStatus, Widget>(transport, `${collection}/w`, stored, () => undefined);
   assert.equal(unchanged, undefined, 'nothing to write, nothing written');
+  const same = await writeStatus<WidgetStatus, Widget>(transport, `${collection}/w`, stored, () => ({ writes: 1, observedSize: 5, gone: undefined } as WidgetStatus));
+  assert.equal(same, undefined, 'the stored status in another key order is not written again');
 });

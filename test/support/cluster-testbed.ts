@@ -23,6 +23,8 @@ export interface Testbed {
   clientEndpoint(cluster: string): Promise<string>;
   /** A Secret of string entries in the namespace. */
   secret(name: string, data: Record<string, string>): Promise<void>;
+  /** The member pod names, sorted, when the cluster is settled (settledPods); else undefined. */
+  settledMembers(cluster: string, size: number, version?: string): Promise<string[] | undefined>;
 }
 
 /** The CRDs installed, a namespace of the test's own, and clients; the operator is started by each test. */
@@ -42,6 +44,8 @@ export async function testbed(t: TestContext, prefix: string): Promise<Testbed> 
     patchSpec: async (name, spec) => { await transport.call('PATCH', `${path}/${name}`, { spec }, 'application/merge-patch+json'); },
     pods: async (cluster) => (await core.listNamespacedPod({ namespace, labelSelector: `etcd_cluster=${cluster}` })).items.filter((p) => !p.metadata?.deletionTimestamp),
     clientEndpoint: async (cluster) => `http://${(await core.readNamespacedService({ name: `${cluster}-client`, namespace })).spec?.clusterIP ?? ''}:2379`,
+    settledMembers: async (cluster, size, version) =>
+      (await settledPods(core, (await transport.call('GET', `${path}/${cluster}`)) as EtcdCluster, size, version))?.map((p) => p.metadata?.name ?? '').sort(),
     secret: async (name, data) => {
       await core.createNamespacedSecret({ namespace, body: { metadata: { name }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')])) } });
     },
@@ -49,6 +53,18 @@ export async function testbed(t: TestContext, prefix: string): Promise<Testbed> 
 }
 
 export const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/**
+ * A cluster at rest: Available, `size` members in etcd all ready (on `version`, when given), and exactly `size`
+ * live pods, all ready. Answers the pods, or undefined.
+ */
+export async function settledPods(core: CoreV1Api, cluster: EtcdCluster, size: number, version?: string): Promise<V1Pod[] | undefined> {
+  const available = cluster.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True') ?? false;
+  if (!available || cluster.status?.readyMembers !== size || cluster.status.size !== size || (version && cluster.status.currentVersion !== version)) return undefined;
+  const pods = (await core.listNamespacedPod({ namespace: cluster.metadata.namespace, labelSelector: `etcd_cluster=${cluster.metadata.name}` }))
+    .items.filter((p) => !p.metadata?.deletionTimestamp);
+  return pods.length === size && pods.every(isReady) ? pods : undefined;
+}
 
 /**
  * Static hostPath volumes of a storage class only this test asks for (the lab has no dynamic provisioner),

@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +20,8 @@ export interface LabFacts {
   nodeIP: string;
   /** The MinIO server binary, for S3 backups. */
   minio: string;
+  /** The Helm binary, for rendering the chart. */
+  helm: string;
 }
 
 const labHome = process.env.ETCD_OPERATOR_LAB_HOME ?? '/var/lib/etcd-operator-lab';
@@ -41,9 +44,12 @@ export function lab(): LabFacts {
 /** The lab script, found from this file's place in dist/test/support, whatever the working directory. */
 const labScript = fileURLToPath(new URL('../../../lab/lab.sh', import.meta.url));
 
-/** Stops and starts kube-apiserver (new process, new watch cache), waiting until it is ready again. */
-export function restartApiServer(): void {
-  execFileSync('bash', [labScript, 'restart-apiserver'], { stdio: 'ignore', timeout: 180_000 });
+/**
+ * Stops and starts kube-apiserver (new process, new watch cache), waiting until it is ready again; without
+ * blocking the test's event loop, so that clients the test runs meanwhile keep running.
+ */
+export async function restartApiServer(): Promise<void> {
+  await promisify(execFile)('bash', [labScript, 'restart-apiserver'], { timeout: 180_000 });
 }
 
 export function adminKubeConfig(): KubeConfig {

@@ -2,12 +2,15 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { lab } from './lab.js';
+import { operatorKubeconfig } from './operator-identity.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 export interface OperatorProcess {
   logs: string[];
   pid: number;
+  /** Its /metrics endpoint. */
+  metricsUrl: string;
   /** SIGTERM, then SIGKILL after 10 s: a clean stop. */
   stop(): Promise<void>;
   /** SIGKILL, as a crash: no cleanup, no lease release. */
@@ -15,10 +18,10 @@ export interface OperatorProcess {
 }
 
 /** The operator as a real process on the host, on the lab; one namespace, or all when none is given. */
-export function spawnOperator(namespace?: string, extraArgs: string[] = []): OperatorProcess {
+export function spawnOperator(namespace?: string, extraArgs: string[] = [], kubeconfig = lab().kubeconfig): OperatorProcess {
   const logs: string[] = [];
   const port = 20000 + Math.floor(Math.random() * 10000);
-  const child = spawn(process.execPath, [cli, 'run', '--kubeconfig', lab().kubeconfig, ...(namespace ? ['--namespace', namespace] : []),
+  const child = spawn(process.execPath, [cli, 'run', '--kubeconfig', kubeconfig, ...(namespace ? ['--namespace', namespace] : ['--cluster-wide']),
     '--dns-server', lab().dnsServer, '--metrics-address', `127.0.0.1:${port}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const collect = (chunk: Buffer): void => { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '')); };
   child.stdout.on('data', collect);
@@ -31,7 +34,7 @@ export function spawnOperator(namespace?: string, extraArgs: string[] = []): Ope
     await exited;
     clearTimeout(timer);
   };
-  return { logs, pid: child.pid ?? 0, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
+  return { logs, pid: child.pid ?? 0, metricsUrl: `http://127.0.0.1:${port}/metrics`, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
 }
 
 export interface TestOperator extends OperatorProcess {
@@ -40,11 +43,12 @@ export interface TestOperator extends OperatorProcess {
 }
 
 /**
- * spawnOperator for one test's namespace, stopped (by its PID) when the test ends; unless the test called
+ * spawnOperator for one test's namespace, with the rights the shipped namespaced RBAC gives it and no others
+ * (its own ServiceAccount's token), stopped (by its PID) when the test ends; unless the test called
  * succeeded(), the operator's last log lines go into the test's diagnostics.
  */
 export function startOperator(t: TestContext, namespace: string, extraArgs: string[] = []): TestOperator {
-  const operator = spawnOperator(namespace, extraArgs);
+  const operator = spawnOperator(namespace, extraArgs, operatorKubeconfig(t, namespace));
   let through = false;
   t.after(async () => {
     if (!through) t.diagnostic(operator.logs.slice(-40).join('\n'));

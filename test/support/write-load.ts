@@ -1,4 +1,5 @@
 import { etcdGetPrefix, etcdPut } from './etcd-gateway.js';
+import { eventually } from './lab.js';
 
 export interface LoadReport {
   attempted: number;
@@ -69,4 +70,9 @@ export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100
       return { attempted, acknowledged: acknowledged.size, lost, unexpected, revisionWentBack, longestGapMs };
     },
   };
+}
+
+/** Waits (bounded) until a write through `endpoint` is acknowledged: the Service routes to a serving member. */
+export async function untilServing(endpoint: string): Promise<void> {
+  await eventually('the client Service answers', 30_000, async () => ((await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 ? true : undefined));
 }

@@ -40,6 +40,10 @@ test('a healthy cluster is Running, Available, not Progressing, not Degraded', (
 
 test('phases follow what the cluster is doing', () => {
   assert.equal(clusterStatus(cluster(), state({ bootstrapped: false }), { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Creating');
+  const starting = state({ pods: state().pods.map((p) => ({ ...p, ready: p.name === 'a' })) });
+  const creating = cluster({ status: { phase: 'Creating' } });
+  assert.equal(clusterStatus(creating, starting, { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Creating', 'bootstrapped, members not all ready yet');
+  assert.equal(clusterStatus(cluster({ status: { phase: 'Running' } }), starting, { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Recovering', 'once Running, unready members are a recovery');
   assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' }, new Map(), NOW).phase, 'Scaling');
   assert.equal(clusterStatus(cluster(), state(), { type: 'Paused' }, new Map(), NOW).phase, 'Paused');
   const lost = clusterStatus(cluster(), state(), { type: 'QuorumLost', reason: '2 of 3 members are gone' }, new Map(), NOW);

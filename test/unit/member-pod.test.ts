@@ -119,7 +119,7 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   const [fetch, restore] = pod.spec?.initContainers ?? [];
   assert.ok(fetch && restore);
   assert.equal(fetch.image, 'etcd-operator:dev');
-  assert.deepEqual(fetch.command?.slice(2), ['snapshot', 'fetch', '--to', '/var/etcd/restore.db', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
+  assert.deepEqual(fetch.args, ['snapshot', 'fetch', '--to', '/var/etcd/restore.db', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
   assert.equal(restore.image, 'quay.io/coreos/etcd:v3.5.17');
   assert.ok(restore.command?.includes('--data-dir=/var/etcd/data') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
   assert.equal(pod.spec?.volumes?.find((v) => v.name === 'backup-source')?.secret?.secretName, 'aws');
@@ -144,7 +144,8 @@ test('a Volume backup runs once in a pod of the operator image, owned by its Etc
   assert.deepEqual(pod.metadata?.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]), [['EtcdBackup', 'u1', true]]);
   assert.equal(pod.spec?.restartPolicy, 'Never');
   assert.equal(pod.spec.activeDeadlineSeconds, 600);
-  assert.deepEqual(pod.spec.containers[0]?.command?.slice(2), [
+  assert.equal(pod.spec.containers[0]?.command, undefined, 'the image entrypoint runs');
+  assert.deepEqual(pod.spec.containers[0]?.args, [
     'snapshot', 'save', '--endpoints', 'https://a:2379,https://b:2379', '--dir', '/backup', '--name', 'x/snap.db', '--timeout', '600', '--periodic', '--max-backups', '3', '--tls-dir', '/etc/etcd-client-tls',
   ]);
   assert.deepEqual(pod.spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName ?? v.secret?.secretName), ['backups', 'ex-client-tls']);

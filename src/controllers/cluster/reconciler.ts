@@ -90,10 +90,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log });
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
-    await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => {
-      const next = clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now()));
-      return JSON.stringify(next) === JSON.stringify(current.status) ? undefined : next;
-    });
+    await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now())));
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
     if (rebuilt && !rebuilt.completedAt) {
       await d.events.record(involved, 'Warning', 'RestoredFromBackup',

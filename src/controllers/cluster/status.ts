@@ -105,7 +105,8 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const phase = action.type === 'Paused' ? 'Paused'
     : action.type === 'QuorumLost' ? 'Failed'
     : rebuilding ? 'Restoring'
-    : !bootstrapped ? 'Creating'
+    // A new cluster is Creating until its members are first all ready, not Recovering in between.
+    : !bootstrapped || (prev?.phase === 'Creating' && unready.length > 0) ? 'Creating'
     : upgrading ? 'Upgrading'
     : voters.length !== s.desiredSize ? 'Scaling'
     : busy || unready.length > 0 ? 'Recovering'
@@ -149,10 +150,9 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
 }
 
 /** The status of a cluster whose configuration cannot be acted on: Degraded says why; the rest is left as observed. */
-export function misconfigured(cluster: EtcdCluster, err: { reason: string; message: string }, now: string): ClusterStatus | undefined {
+export function misconfigured(cluster: EtcdCluster, err: { reason: string; message: string }, now: string): ClusterStatus {
   const prev = cluster.status;
   const degraded = condition(prev?.conditions, { type: 'Degraded', status: 'True', reason: err.reason, message: err.message }, now);
   const conditions = [...(prev?.conditions ?? []).filter((c) => c.type !== 'Degraded'), { ...degraded, observedGeneration: cluster.metadata.generation }];
-  const next = { ...prev, observedGeneration: cluster.metadata.generation, conditions };
-  return JSON.stringify(next) === JSON.stringify(prev) ? undefined : next;
+  return { ...prev, observedGeneration: cluster.metadata.generation, conditions };
 }

@@ -1,0 +1,63 @@
+/** `etcd-operator run`: the operator process. */
+import { parseArgs } from 'node:util';
+import { createLogger } from '../runtime/log.js';
+import { runOperator } from '../operator.js';
+import { DEFAULT_AUTO_TLS } from '../controllers/cluster/tls.js';
+import { withEnvDefaults } from './env-options.js';
+import { loadKubeConfig } from './kubeconfig.js';
+import { UsageError } from './usage.js';
+
+export const RUN_USAGE = `usage: etcd-operator run (--namespace NS | --cluster-wide) [options]
+Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL=debug); a flag wins.
+  --kubeconfig PATH        kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)
+  --namespace NS           manage the EtcdClusters, backups and restores of one namespace
+  --cluster-wide           manage them in every namespace
+  --metrics-address H:P    /metrics, /healthz, /readyz (default 0.0.0.0:8080)
+  --leader-elect           elect a leader on a Lease before reconciling (run several replicas safely)
+  --lease-namespace NS     namespace of the Lease (default: --namespace, else default)
+  --dns-server IP          resolve member names through this DNS server (operator outside the cluster)
+  --cluster-domain D       cluster DNS domain (default cluster.local)
+  --workers N              concurrent reconciles per kind (default 4)
+  --log-level L            trace|debug|info|warn|error (default info)
+  --auto-tls-validity S    lifetime in seconds of certificates made for TLS.auto clusters (default 90 days)
+  --auto-tls-renew-before S  reissue them, rolling the members, this many seconds before expiry (default 30 days)
+  --image IMAGE            the operator's own image, run in pods for restores and volume backups (default etcd-operator:dev)`;
+
+const OPTIONS = {
+  kubeconfig: { type: 'string' }, namespace: { type: 'string' }, 'cluster-wide': { type: 'boolean', default: false },
+  'metrics-address': { type: 'string', default: '0.0.0.0:8080' }, 'leader-elect': { type: 'boolean', default: false },
+  'lease-namespace': { type: 'string' }, 'dns-server': { type: 'string' }, 'cluster-domain': { type: 'string', default: 'cluster.local' },
+  workers: { type: 'string', default: '4' }, 'log-level': { type: 'string', default: 'info' },
+  'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' }, image: { type: 'string', default: 'etcd-operator:dev' },
+} as const;
+
+function positive(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${flag}: ${text} is not a whole number above 0`);
+  return n;
+}
+
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: withEnvDefaults(OPTIONS) });
+  if (values.namespace && values['cluster-wide']) throw new UsageError('--namespace and --cluster-wide exclude each other');
+  if (!values.namespace && !values['cluster-wide']) throw new UsageError('say which clusters to manage: --namespace NS or --cluster-wide');
+  const address = /^(.*):(\d+)$/.exec(values['metrics-address']);
+  if (!address?.[1] || !address[2]) throw new UsageError(`--metrics-address: ${values['metrics-address']} is not HOST:PORT`);
+  const autoTls = {
+    ...DEFAULT_AUTO_TLS,
+    ...(values['auto-tls-validity'] ? { validityMs: positive('auto-tls-validity', values['auto-tls-validity']) * 1000 } : {}),
+    ...(values['auto-tls-renew-before'] ? { renewBeforeMs: positive('auto-tls-renew-before', values['auto-tls-renew-before']) * 1000 } : {}),
+  };
+  if (autoTls.renewBeforeMs >= autoTls.validityMs) throw new UsageError('--auto-tls-renew-before must be shorter than --auto-tls-validity');
+  const workers = positive('workers', values.workers);
+  const kubeConfig = loadKubeConfig(values.kubeconfig);
+  const log = createLogger(values['log-level']);
+  const shutdown = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => { log.info({ signal: sig }, 'shutting down'); shutdown.abort(); });
+  await runOperator({
+    kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
+    leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
+    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image,
+  }, shutdown.signal);
+  return 0;
+}

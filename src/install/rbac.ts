@@ -1,0 +1,33 @@
+import { GROUP } from '../api/etcd-cluster.js';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/**
+ * Exactly what the controllers call, resource by resource (a lab test runs every end-to-end suite with these
+ * rights alone, so a missing verb fails it). No `*`, no `get` where only the watch cache is read, nothing
+ * cluster-scoped.
+ */
+export const OPERATOR_RULES: PolicyRule[] = [
+  // Member pods and one-off snapshot pods; reads come from the watch cache.
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create'] },
+  // Auto-TLS Secrets are made and renewed; static TLS and S3 credentials Secrets are read by name.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+  // New events are created; repeats patch the count of the one before.
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'watch', 'create', 'patch'] },
+  // An EtcdRestore creates the EtcdCluster it restores; status writes re-read the object after a conflict.
+  { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch', 'create'] },
+  { apiGroups: [GROUP], resources: ['etcdbackups', 'etcdrestores'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: ['etcdclusters/status', 'etcdbackups/status', 'etcdrestores/status'], verbs: ['update'] },
+];
+
+/** Leader election, in the operator's own namespace only. */
+export const LEASE_RULES: PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+];
