@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { S3Storage } from '../../src/storage/s3.js';
+import { ChecksumMismatch } from '../../src/storage/storage.js';
+import { startMinio } from '../support/minio.js';
+
+/** A loopback TCP relay to `target` that keeps the request heads the client sent through it. */
+async function recordingRelay(t: { after(fn: () => unknown): void }, target: URL): Promise<{ endpoint: string; heads: () => string[] }> {
+  const sent: Buffer[] = [];
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    client.on('data', (chunk: Buffer) => sent.push(chunk));
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    heads: () => Buffer.concat(sent).toString('latin1').match(/(?:PUT|POST|GET) \/\S+ HTTP\/1\.1\r\n(?:[^\r\n]+\r\n)*\r\n/g) ?? [],
+  };
+}
+
+const header = (head: string, name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'mi').exec(head)?.[1]?.trim();
+
+test('S3 storage on a real MinIO: parts go unsigned, the checksum object is signed, and a changed object is refused on read', async (t) => {
+  const minio = await startMinio(t, 'snapshots');
+  const relay = await recordingRelay(t, new URL(minio.endpoint));
+  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
+  t.after(() => { storage.destroy(); });
+
+  // 20 MiB: three 8 MiB parts of a multipart upload.
+  const data = randomBytes(20 * 1024 * 1024);
+  const chunks = Array.from({ length: 20 }, (_, i) => data.subarray(i << 20, (i + 1) << 20));
+  const stored = await storage.put('c/snap.db', Readable.from(chunks));
+  assert.deepEqual(stored, { name: 'c/snap.db', size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
+
+  const heads = relay.heads().filter((h) => h.startsWith('PUT '));
+  const parts = heads.filter((h) => /[?&]partNumber=/.test(h.split('\r\n')[0] ?? ''));
+  assert.equal(parts.length, 3, 'a multipart upload of three parts');
+  assert.deepEqual(parts.map((h) => header(h, 'x-amz-content-sha256')), ['UNSIGNED-PAYLOAD', 'UNSIGNED-PAYLOAD', 'UNSIGNED-PAYLOAD']);
+  const checksumPut = heads.find((h) => (h.split('\r\n')[0] ?? '').includes('/snapshots/c/snap.db.sha256'));
+  assert.match(header(checksumPut ?? '', 'x-amz-content-sha256') ?? '', /^[0-9a-f]{64}$/, 'the checksum object is sent with its payload signed');
+
+  const read: Buffer[] = [];
+  for await (const c of storage.get('c/snap.db')) read.push(c);
+  assert.ok(Buffer.concat(read).equals(data), 'read back whole');
+
+  // Bytes changed on the way or at rest: the signed checksum beside the object catches them.
+  const changed = Buffer.from(data);
+  changed[12345] = (changed[12345] ?? 0) ^ 1;
+  await minio.client.send(new PutObjectCommand({ Bucket: 'snapshots', Key: 'c/snap.db', Body: changed }));
+  await assert.rejects(async () => { for await (const c of storage.get('c/snap.db')) assert.ok(c.length > 0); }, (err: unknown) => err instanceof ChecksumMismatch);
+});
