@@ -14,6 +14,7 @@ import type { ApiTransport } from '../src/runtime/transport.js';
 import { eventually, lab } from '../test/support/lab.js';
 import { spawnOperator } from '../test/support/operator-process.js';
 import { startMinio } from '../test/support/minio.js';
+import { hostPathVolume } from '../test/support/cluster-testbed.js';
 import { etcdPutMany } from '../test/support/etcd-gateway.js';
 import { summarise } from './stats.js';
 import { rssMiB } from '../test/support/process-usage.js';
@@ -42,11 +43,8 @@ export async function backupThroughput(core: CoreV1Api, transport: ApiTransport,
     const secret = Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'aws' }, data: secret } });
     const pv = `${namespace}-backups`;
-    await core.createPersistentVolume({ body: { metadata: { name: pv }, spec: {
-      storageClassName: pv, capacity: { storage: '10Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Delete',
-      hostPath: { path: `/var/lib/etcd-operator-lab/volumes/${pv}`, type: 'DirectoryOrCreate' },
-    } } });
-    cleanups.push(() => core.deletePersistentVolume({ name: pv }));
+    const volumeDir = await hostPathVolume(core, pv, pv, '10Gi');
+    cleanups.push(() => core.deletePersistentVolume({ name: pv }), () => { rmSync(volumeDir, { recursive: true, force: true }); });
     await core.createNamespacedPersistentVolumeClaim({ namespace, body: {
       metadata: { name: 'backups' }, spec: { storageClassName: pv, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
     } });

@@ -2,6 +2,7 @@ import type {
   V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1Namespace, V1ResourceRequirements, V1Role, V1RoleBinding, V1ServiceAccount,
 } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { lockedDownContainer, nonRootPod } from '../k8s/security.js';
 import { allCrds } from '../api/crds.js';
 import type { CrdManifest } from '../api/crds.js';
 import { OPERATOR_VERSION } from '../version.js';
@@ -71,13 +72,13 @@ function deployment(o: InstallOptions): V1Deployment {
         metadata: { labels, annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(o.metricsPort) } },
         spec: {
           serviceAccountName: NAME,
-          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: nonRootPod,
           containers: [{
             name: NAME, image: o.image, imagePullPolicy: o.imagePullPolicy, args,
             ports: [{ name: 'metrics', containerPort: o.metricsPort }],
             livenessProbe: probe('/healthz'), readinessProbe: probe('/readyz'),
             resources: o.resources,
-            securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            securityContext: lockedDownContainer,
           }],
         },
       },

@@ -3,6 +3,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeLocation } from '../api/etcd-backup.js';
 import { APP } from './labels.js';
 import { ownedBy } from './owner.js';
+import { OPERATOR_UID, lockedDownContainer, nonRootPod } from './security.js';
 
 export interface SnapshotPodInput {
   namespace: string;
@@ -33,8 +34,10 @@ export function snapshotPod(i: SnapshotPodInput): V1Pod {
     },
     spec: {
       restartPolicy: 'Never', activeDeadlineSeconds: i.timeoutSeconds, enableServiceLinks: false, automountServiceAccountToken: false,
+      // fsGroup: the volume plugin makes the claim writable by the pod's non-root user.
+      securityContext: { ...nonRootPod, fsGroup: OPERATOR_UID },
       containers: [{
-        name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File',
+        name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File', securityContext: lockedDownContainer,
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: [
           'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,

@@ -1,3 +1,4 @@
+import { chmodSync, chownSync, mkdirSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -7,6 +8,7 @@ import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec, EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { adminKubeConfig, testNamespace } from './lab.js';
 import { ensureCrd } from './test-crd.js';
+import { OPERATOR_UID } from '../../src/k8s/security.js';
 
 export interface Testbed {
   core: CoreV1Api;
@@ -67,21 +69,30 @@ export async function settledPods(core: CoreV1Api, cluster: EtcdCluster, size: n
 }
 
 /**
- * Static hostPath volumes of a storage class only this test asks for (the lab has no dynamic provisioner),
- * deleted when the test ends. Answers the storage class name.
+ * A static hostPath volume of the lab (which has no dynamic provisioner). Its directory is made first as a
+ * provisioner that honours fsGroup would leave it: group of the operator's user, group-writable, setgid;
+ * kubelet applies no fsGroup to hostPath, and the non-root snapshot pods write there. Answers the directory.
+ */
+export async function hostPathVolume(core: CoreV1Api, name: string, storageClassName: string, capacity: string): Promise<string> {
+  const path = `/var/lib/etcd-operator-lab/volumes/${name}`;
+  mkdirSync(path, { recursive: true });
+  chownSync(path, 0, OPERATOR_UID);
+  chmodSync(path, 0o2775);
+  await core.createPersistentVolume({ body: {
+    metadata: { name },
+    spec: { storageClassName, capacity: { storage: capacity }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path, type: 'Directory' } },
+  } });
+  return path;
+}
+
+/**
+ * Static volumes of a storage class only this test asks for, deleted when the test ends. Answers the
+ * storage class name.
  */
 export async function staticVolumes(t: TestContext, bed: Testbed, count: number): Promise<string> {
   const storageClassName = `lab-hostpath-${bed.namespace}`;
   const volumes = Array.from({ length: count }, (_, i) => `${bed.namespace}-pv-${i}`);
-  for (const name of volumes) {
-    await bed.core.createPersistentVolume({ body: {
-      metadata: { name },
-      spec: {
-        storageClassName, capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain',
-        hostPath: { path: `/var/lib/etcd-operator-lab/volumes/${name}`, type: 'DirectoryOrCreate' },
-      },
-    } });
-  }
+  for (const name of volumes) await hostPathVolume(bed.core, name, storageClassName, '1Gi');
   t.after(async () => { for (const name of volumes) await bed.core.deletePersistentVolume({ name }).catch(() => undefined); });
   return storageClassName;
 }

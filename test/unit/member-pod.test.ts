@@ -149,4 +149,7 @@ test('a Volume backup runs once in a pod of the operator image, owned by its Etc
     'snapshot', 'save', '--endpoints', 'https://a:2379,https://b:2379', '--dir', '/backup', '--name', 'x/snap.db', '--timeout', '600', '--periodic', '--max-backups', '3', '--tls-dir', '/etc/etcd-client-tls',
   ]);
   assert.deepEqual(pod.spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName ?? v.secret?.secretName), ['backups', 'ex-client-tls']);
+  const { runAsNonRoot, runAsUser, fsGroup, seccompProfile } = pod.spec.securityContext ?? {};
+  assert.deepEqual([runAsNonRoot, runAsUser, fsGroup, seccompProfile?.type], [true, 65532, 65532, 'RuntimeDefault'], 'non-root, the claim writable through fsGroup');
+  assert.deepEqual(pod.spec.containers[0].securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
 });
