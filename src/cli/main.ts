@@ -1,35 +1,38 @@
 #!/usr/bin/env node
 /** etcd-operator: the operator (`run`) and the commands around it. */
 import { OPERATOR_VERSION } from '../version.js';
-import { RUN_USAGE, runCommand } from './run.js';
-import { MANIFESTS_USAGE, manifestsCommand } from './manifests.js';
-import { STATUS_USAGE, statusCommand } from './status.js';
-import { demoCommand } from './demo.js';
-import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.js';
 import { UsageError } from './usage.js';
 
 const DEMO_USAGE = `usage: etcd-operator demo
   On the local lab (started if down): installs the operator, creates a 3-member EtcdCluster, shows it come up, uses it.`;
 
-const COMMANDS: Record<string, { usage: string; main: (argv: string[]) => number | Promise<number> }> = {
-  run: { usage: RUN_USAGE, main: runCommand },
-  manifests: { usage: MANIFESTS_USAGE, main: manifestsCommand },
-  status: { usage: STATUS_USAGE, main: statusCommand },
-  demo: { usage: DEMO_USAGE, main: demoCommand },
-  snapshot: { usage: SNAPSHOT_USAGE, main: snapshotCommand },
-  version: { usage: 'usage: etcd-operator version', main: () => { process.stdout.write(`${OPERATOR_VERSION}\n`); return 0; } },
+interface Command { usage: string; main: (argv: string[]) => number | Promise<number> }
+
+// Each command's module is loaded when it runs: the Kubernetes client alone takes seconds to load on a busy
+// node, and a backup or restore pod running `snapshot` never needs it.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: async () => { const m = await import('./run.js'); return { usage: m.RUN_USAGE, main: m.runCommand }; },
+  manifests: async () => { const m = await import('./manifests.js'); return { usage: m.MANIFESTS_USAGE, main: m.manifestsCommand }; },
+  status: async () => { const m = await import('./status.js'); return { usage: m.STATUS_USAGE, main: m.statusCommand }; },
+  demo: async () => ({ usage: DEMO_USAGE, main: (await import('./demo.js')).demoCommand }),
+  snapshot: async () => { const m = await import('./snapshot.js'); return { usage: m.SNAPSHOT_USAGE, main: m.snapshotCommand }; },
+  version: () => Promise.resolve({ usage: 'usage: etcd-operator version', main: () => { process.stdout.write(`${OPERATOR_VERSION}\n`); return 0; } }),
 };
 
-const help = (): string => `etcd-operator ${OPERATOR_VERSION}: commands ${Object.keys(COMMANDS).join(', ')}\n\n${Object.values(COMMANDS).map((c) => c.usage).join('\n\n')}\n`;
+async function help(): Promise<string> {
+  const usages = await Promise.all(Object.values(COMMANDS).map(async (load) => (await load()).usage));
+  return `etcd-operator ${OPERATOR_VERSION}: commands ${Object.keys(COMMANDS).join(', ')}\n\n${usages.join('\n\n')}\n`;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  const command = name === undefined ? undefined : COMMANDS[name];
-  if (!command) {
+  const load = name === undefined ? undefined : COMMANDS[name];
+  if (!load) {
     const helpAsked = name === 'help' || name === '--help' || name === '-h';
-    (helpAsked ? process.stdout : process.stderr).write(name && !helpAsked ? `unknown command ${name}\n\n${help()}` : help());
+    (helpAsked ? process.stdout : process.stderr).write(name && !helpAsked ? `unknown command ${name}\n\n${await help()}` : await help());
     return helpAsked ? 0 : 2;
   }
+  const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`${command.usage}\n`);
     return 0;

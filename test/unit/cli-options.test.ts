@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { envName, withEnvDefaults } from '../../src/cli/env-options.js';
 import { manifestOptions } from '../../src/cli/manifests.js';
@@ -20,4 +22,20 @@ test('manifests options: defaults, and a clear refusal of a bad pull policy or p
   assert.deepEqual([o.namespace, o.clusterWide, o.image, o.metricsPort, o.imagePullPolicy], ['etcd', true, 'x/y:1', 9100, 'IfNotPresent']);
   assert.throws(() => manifestOptions(['--image-pull-policy', 'Sometimes']), UsageError);
   assert.throws(() => manifestOptions(['--metrics-port', '70000']), UsageError);
+});
+
+test('a command loads only its own modules: snapshot (run in backup and restore pods) and version never load the Kubernetes client', () => {
+  const refuse = `export async function resolve(specifier, context, next) {
+    if (specifier.startsWith('@kubernetes/client-node')) throw new Error('the Kubernetes client was loaded');
+    return next(specifier, context);
+  }`;
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(refuse)}`)});`;
+  const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const run = (...args: string[]): { status: number | null; stderr: string } =>
+    spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, main, ...args], { encoding: 'utf8' });
+  const snapshot = run('snapshot');
+  assert.equal(snapshot.status, 2, snapshot.stderr);
+  assert.match(snapshot.stderr, /^usage: etcd-operator snapshot/);
+  assert.equal(run('version').status, 0);
+  assert.match(run('status').stderr, /the Kubernetes client was loaded/, 'the guard itself works');
 });
