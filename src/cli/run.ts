@@ -1,6 +1,6 @@
 /** `etcd-operator run`: the operator process. */
 import { parseArgs } from 'node:util';
-import { createLogger } from '../runtime/log.js';
+import { createLogger, logProcessWarnings } from '../runtime/log.js';
 import { runOperator } from '../operator.js';
 import { DEFAULT_AUTO_TLS } from '../controllers/cluster/tls.js';
 import { withEnvDefaults } from './env-options.js';
@@ -52,6 +52,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const workers = positive('workers', values.workers);
   const kubeConfig = loadKubeConfig(values.kubeconfig);
   const log = createLogger(values['log-level']);
+  logProcessWarnings(log);
   const shutdown = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => { log.info({ signal: sig }, 'shutting down'); shutdown.abort(); });
   await runOperator({

@@ -10,7 +10,7 @@ import type { BackupStorage } from '../storage/storage.js';
 import { EtcdClient } from '../etcd/client.js';
 import { SECRET_KEYS } from '../k8s/tls-secrets.js';
 import { saveSnapshot } from '../controllers/backup/save.js';
-import { createLogger } from '../runtime/log.js';
+import { createLogger, logProcessWarnings } from '../runtime/log.js';
 
 export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH)
   Copies a backup to FILE, checking it against the sha256 stored beside it; nothing is left at FILE if it does not match.
@@ -71,10 +71,12 @@ async function save(o: SaveOptions): Promise<number> {
   const tls = o.tlsDir
     ? { cert: await readFile(`${o.tlsDir}/${k.cert}`, 'utf8'), key: await readFile(`${o.tlsDir}/${k.key}`, 'utf8'), ca: await readFile(`${o.tlsDir}/${k.ca}`, 'utf8') }
     : undefined;
+  const log = createLogger('info');
+  logProcessWarnings(log);
   try {
     const saved = await saveSnapshot({
       etcd: new EtcdClient({ timeoutMs: 10_000, ...(tls ? { tls } : {}) }), endpoints: o.endpoints, storage: new DirectoryStorage(o.dir), base: o.name,
-      periodic: o.periodic, maxBackups: o.maxBackups, timeoutMs: o.timeoutMs, log: createLogger('info'),
+      periodic: o.periodic, maxBackups: o.maxBackups, timeoutMs: o.timeoutMs, log,
     });
     const result = JSON.stringify(saved);
     process.stdout.write(`${result}\n`);

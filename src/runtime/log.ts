@@ -10,3 +10,12 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     formatters: { level: (label) => ({ level: label }) },
   }, destination);
 }
+
+/**
+ * Node prints process warnings (a library's notice about Node versions, say) as plain text on stderr, which
+ * breaks one-JSON-object-a-line; they go to the log instead.
+ */
+export function logProcessWarnings(log: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => { log.warn({ warning: w.name, detail: w.message }, 'process warning'); });
+}
