@@ -54,3 +54,19 @@ export async function* verified(name: string, source: AsyncIterable<Uint8Array>,
   const { sha256 } = m.result();
   if (sha256 !== expected.trim().split(/\s+/)[0]) throw new ChecksumMismatch(name, expected.trim(), sha256);
 }
+
+/** The same bytes in blocks of at least `size` (the last may be shorter): fewer, larger writes. */
+export async function* coalesced(source: AsyncIterable<Uint8Array>, size: number): AsyncIterable<Buffer> {
+  let parts: Uint8Array[] = [];
+  let held = 0;
+  for await (const chunk of source) {
+    parts.push(chunk);
+    held += chunk.length;
+    if (held >= size) {
+      yield Buffer.concat(parts, held);
+      parts = [];
+      held = 0;
+    }
+  }
+  if (held > 0) yield Buffer.concat(parts, held);
+}

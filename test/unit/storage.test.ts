@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DirectoryStorage } from '../../src/storage/directory.js';
-import { ChecksumMismatch } from '../../src/storage/storage.js';
+import { ChecksumMismatch, coalesced } from '../../src/storage/storage.js';
 import { expired, periodicBackups, periodicName } from '../../src/storage/naming.js';
 import { awsProfile } from '../../src/storage/aws-files.js';
 
@@ -55,4 +55,11 @@ test('the CoreOS awsSecret files: credentials and region from the default profil
   assert.deepEqual(awsProfile(creds, '[default]\nregion = eu-west-1\n'), { accessKeyId: 'AKID', secretAccessKey: 's3cr3t#x', region: 'eu-west-1' });
   assert.equal(awsProfile(creds, '').region, 'us-east-1');
   assert.throws(() => awsProfile('[other]\naws_access_key_id = x\n', ''), /no \[default\]/);
+});
+
+test('coalesced: the same bytes in blocks of at least the size asked, the rest last', async () => {
+  const blocks: Buffer[] = [];
+  for await (const b of coalesced(chunks(10, 300), 1000)) blocks.push(b);
+  assert.deepEqual(blocks.map((b) => b.length), [1200, 1200, 600]);
+  assert.ok(Buffer.concat(blocks).equals(await drain(chunks(10, 300))));
 });
