@@ -17,7 +17,7 @@ start_apiserver_etcd() {
 start_apiserver() {
   start_daemon kube-apiserver "$K8S_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$LAB_APISERVER_ETCD_PORT" \
-    --bind-address "$LAB_NODE_IP" --advertise-address "$LAB_NODE_IP" --secure-port 6443 \
+    --bind-address "$LAB_HOST_IP" --advertise-address "$LAB_HOST_IP" --secure-port 6443 \
     --client-ca-file "$PKI/ca.crt" --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
     --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$PKI/ca.crt" \
@@ -38,7 +38,8 @@ start_controllers() {
     --bind-address 127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
     --root-ca-file "$PKI/ca.crt" --service-account-private-key-file "$PKI/sa.key" \
     --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
-    --service-cluster-ip-range "$LAB_SERVICE_CIDR" --cluster-name lab
+    --service-cluster-ip-range "$LAB_SERVICE_CIDR" --cluster-name lab \
+    --node-monitor-period 2s --node-monitor-grace-period 15s
   start_daemon kube-scheduler "$K8S_BIN/kube-scheduler" \
     --kubeconfig "$LAB_HOME/scheduler.kubeconfig" \
     --authentication-kubeconfig "$LAB_HOME/scheduler.kubeconfig" \
@@ -46,87 +47,16 @@ start_controllers() {
     --bind-address 127.0.0.1 --leader-elect=false
 }
 
-start_containerd() {
-  local dir="$LAB_HOME/containerd"; mkdir -p "$dir" "$LAB_HOME/cni/net.d"
-  containerd config default | sed \
-    -e "s|^root = .*|root = \"$dir/root\"|" \
-    -e "s|^state = .*|state = \"$dir/state\"|" \
-    -e "s|^  address = \"/run/containerd/containerd.sock\"|  address = \"$CONTAINERD_SOCK\"|" \
-    -e "s|restrict_oom_score_adj = false|restrict_oom_score_adj = true|" \
-    -e "s|sandbox_image = .*|sandbox_image = \"registry.k8s.io/pause:3.10\"|" \
-    -e "s|bin_dir = \"/opt/cni/bin\"|bin_dir = \"/usr/lib/cni\"|" \
-    -e "s|conf_dir = \"/etc/cni/net.d\"|conf_dir = \"$LAB_HOME/cni/net.d\"|" \
-    > "$dir/config.toml"
-  # restrict_oom_score_adj: this sandbox withholds CAP_SYS_RESOURCE, so runc cannot lower oom_score_adj.
-  cat > "$LAB_HOME/cni/net.d/10-lab.conflist" <<CNI
-{"cniVersion": "1.0.0", "name": "lab", "plugins": [
-  {"type": "bridge", "bridge": "$LAB_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-   "ipam": {"type": "host-local", "dataDir": "$LAB_HOME/cni/ipam",
-            "ranges": [[{"subnet": "$LAB_POD_CIDR", "rangeStart": "10.88.1.1", "gateway": "$LAB_NODE_IP"}]],
-            "routes": [{"dst": "0.0.0.0/0"}]}},
-  {"type": "portmap", "capabilities": {"portMappings": true}}
-]}
-CNI
-  start_daemon containerd containerd --config "$dir/config.toml"
-  wait_for containerd 30 ctr -a "$CONTAINERD_SOCK" version
-  local archive tag
-  for archive in "$LAB_CACHE"/images/*.tar; do
-    tag=$(tar -xOf "$archive" manifest.json | sed -n 's/.*"RepoTags":\["\([^"]*\)".*/\1/p')
-    ctr -a "$CONTAINERD_SOCK" -n k8s.io images ls -q | grep -qx "$tag" && continue
-    ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >/dev/null
-    log "imported $tag"
-  done
+# The host's own kube-proxy: the host is no node, but tests and tools run here and reach ClusterIPs too.
+start_host_proxy() {
+  write_kube_proxy_config "$LAB_HOME/kube-proxy.yaml" lab-host "$LAB_HOST_IP"
+  start_daemon kube-proxy "$K8S_BIN/kube-proxy" --config "$LAB_HOME/kube-proxy.yaml"
 }
 
-start_node() {
-  local dir="$LAB_HOME/kubelet"; mkdir -p "$dir"
-  : > "$LAB_HOME/resolv.conf"
-  cat > "$LAB_HOME/kubelet.yaml" <<CFG
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: $LAB_NODE_IP
-readOnlyPort: 0
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: true}
-  x509: {clientCAFile: $PKI/ca.crt}
-authorization: {mode: Webhook}
-tlsCertFile: $PKI/kubelet-serving.crt
-tlsPrivateKeyFile: $PKI/kubelet-serving.key
-cgroupDriver: cgroupfs
-failCgroupV1: false
-failSwapOn: false
-containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
-clusterDNS: [$LAB_NODE_IP]
-clusterDomain: cluster.local
-resolvConf: $LAB_HOME/resolv.conf
-maxPods: 250
-serializeImagePulls: false
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
-CFG
-  start_daemon kubelet "$K8S_BIN/kubelet" --config "$LAB_HOME/kubelet.yaml" \
-    --kubeconfig "$LAB_HOME/kubelet.kubeconfig" --root-dir "$dir" \
-    --hostname-override "$LAB_NODE_NAME" --node-ip "$LAB_NODE_IP" --oom-score-adj 0
-  # kube-proxy exits when its configuration file changes: rewrite it only when its content does.
-  write_if_changed "$LAB_HOME/kube-proxy.yaml" <<CFG
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: {kubeconfig: $LAB_HOME/kube-proxy.kubeconfig}
-mode: iptables
-clusterCIDR: $LAB_POD_CIDR
-hostnameOverride: $LAB_NODE_NAME
-bindAddress: $LAB_NODE_IP
-healthzBindAddress: 127.0.0.1:10256
-metricsBindAddress: 127.0.0.1:10249
-nodePortAddresses: [$LAB_NODE_IP/32]
-conntrack: {maxPerCore: 0}
-CFG
-  start_daemon kube-proxy "$K8S_BIN/kube-proxy" --config "$LAB_HOME/kube-proxy.yaml"
+start_coredns() {
   cat > "$LAB_HOME/Corefile" <<CFG
 .:53 {
-    bind $LAB_NODE_IP
+    bind $LAB_HOST_IP
     errors
     kubernetes cluster.local in-addr.arpa {
         kubeconfig $LAB_HOME/coredns.kubeconfig lab
@@ -160,7 +90,44 @@ subjects:
 YAML
 }
 
-node_ready() {
-  [ "$(KUBECTL get node "$LAB_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
-}
 default_sa_exists() { KUBECTL -n default get serviceaccount default; }
+
+# rancher's local-path-provisioner, out of cluster like the other control-plane parts: the default StorageClass,
+# binding when the first pod is scheduled (WaitForFirstConsumer), each volume a directory on its node's disk
+# with a `local` PersistentVolume pinned to the node (kubelet applies fsGroup to `local` volumes).
+start_local_path() {
+  local dir="$LAB_HOME/local-path" n paths=""
+  mkdir -p "$dir"
+  for n in $(node_numbers); do
+    paths="$paths${paths:+, }{\"node\": \"$(node_name "$n")\", \"paths\": [\"$(node_dir "$n")/disk/local-path\"]}"
+  done
+  cat > "$dir/config.json" <<JSON
+{"nodePathMap": [$paths], "setupCommand": "/bin/volume-setup", "teardownCommand": "/bin/volume-teardown"}
+JSON
+  cat > "$dir/helperPod.yaml" <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: helper-pod}
+spec:
+  priorityClassName: system-node-critical
+  containers: [{name: helper-pod, image: "$BUSYBOX_IMAGE", imagePullPolicy: Never}]
+YAML
+  KUBECTL apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: local-path-storage}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-path
+  annotations: {storageclass.kubernetes.io/is-default-class: "true", defaultVolumeType: local}
+provisioner: rancher.io/local-path
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+YAML
+  wait_for "service account of local-path-storage" 60 KUBECTL -n local-path-storage get serviceaccount default
+  start_daemon local-path-provisioner "$LAB_CACHE/local-path-provisioner/$LOCAL_PATH_VERSION/local-path-provisioner" start \
+    --kubeconfig "$LAB_HOME/admin.kubeconfig" --namespace local-path-storage --service-account-name default \
+    --config "$dir/config.json" --helper-pod-file "$dir/helperPod.yaml" --health-port 18080
+}

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# The local lab: a single-node Kubernetes built from source and run on this machine.
+# The local lab: a Kubernetes cluster of several nodes (3 by default, ETCD_OPERATOR_LAB_NODES=1..5), built from
+# source and run on this machine.
 #   lab/lab.sh up      build what is missing (cached), start everything, print the admin kubeconfig path
-#   lab/lab.sh down    stop every lab process by its recorded PID and wipe the lab's runtime state
-#   lab/lab.sh status  one line per component, and the node's readiness
+#   lab/lab.sh down    heal every fault, stop every lab process by its recorded PID, wipe the runtime state
+#   lab/lab.sh status  one line per component and per node, with the node's readiness
 #   lab/lab.sh build   only build the cached binaries and images
-#   lab/lab.sh restart-apiserver   stop and start kube-apiserver (tests of watch recovery use it)
+#   lab/lab.sh restart-apiserver          stop and start kube-apiserver (tests of watch recovery use it)
+#   lab/lab.sh fault KIND TARGET [ARG] [--for SECONDS]   inject a fault (kinds: lab/fault.sh)
+#   lab/lab.sh heal KIND TARGET | all     undo one fault, or every fault in force
 . "$(dirname "$0")/build/common.sh"
 . "$LAB_SRC_DIR/pki.sh"
 . "$LAB_SRC_DIR/network.sh"
 . "$LAB_SRC_DIR/process.sh"
 . "$LAB_SRC_DIR/components.sh"
+. "$LAB_SRC_DIR/node.sh"
+. "$LAB_SRC_DIR/fault.sh"
 
-COMPONENTS="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns"
+CONTROL_PLANE="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler kube-proxy coredns local-path-provisioner"
 
 # One lab command at a time; bounded, so a stuck holder is reported instead of waited on forever.
 take_lock() {
@@ -26,6 +31,7 @@ build() {
   bash "$LAB_SRC_DIR/build/coredns.sh"
   bash "$LAB_SRC_DIR/build/minio.sh"
   bash "$LAB_SRC_DIR/build/helm.sh"
+  bash "$LAB_SRC_DIR/build/local-path.sh"
   bash "$LAB_SRC_DIR/build/images.sh"
 }
 
@@ -34,90 +40,112 @@ up() {
   build
   mkdir -p "$LAB_HOME"
   take_lock
+  heal all
   # Idempotent: a lab that is whole is left as it is (restarting parts of it would drop its pods' traffic).
-  if all_running && node_ready; then log "lab is up"; echo "$LAB_HOME/admin.kubeconfig"; return 0; fi
+  if all_running && all_nodes_ready; then log "lab is up"; echo "$LAB_HOME/admin.kubeconfig"; return 0; fi
+  echo "$LAB_NODES" > "$LAB_HOME/node-count"
   # A new lab answers at the old address: kubectl's cached discovery of the last one would name stale kinds.
-  rm -rf "${HOME:-/root}/.kube/cache/discovery/${LAB_NODE_IP}_6443"
+  rm -rf "${HOME:-/root}/.kube/cache/discovery/${LAB_HOST_IP}_6443"
   network_up
   make_pki
   start_apiserver_etcd
   start_apiserver
   start_controllers
   apply_lab_rbac
-  start_containerd
-  start_node
-  wait_for "node $LAB_NODE_NAME Ready" 120 node_ready
+  start_host_proxy
+  start_coredns
+  local n; for n in $(node_numbers); do start_node "$n"; done
+  wait_for "$LAB_NODES nodes Ready" 120 all_nodes_ready
   wait_for "default service account" 60 default_sa_exists
+  start_local_path
   write_lab_facts
-  log "lab is up"
+  log "lab is up: $LAB_NODES nodes"
   echo "$LAB_HOME/admin.kubeconfig"
 }
 
-all_running() { local c; for c in $COMPONENTS; do pid_alive "$c" || return 1; done; }
+all_running() {
+  local c n
+  for c in $CONTROL_PLANE; do pid_alive "$c" || return 1; done
+  for n in $(node_numbers); do node_running "$n" || return 1; done
+}
 
 # What tests and tools need to know about a running lab, in one file.
 write_lab_facts() {
-  local images="" v
+  local images="" nodes="" v n
   for v in $ETCD_VERSIONS; do images="$images${images:+, }\"quay.io/coreos/etcd:$v\""; done
+  for n in $(node_numbers); do
+    nodes="$nodes${nodes:+,
+   }{\"name\": \"$(node_name "$n")\", \"ip\": \"$(node_ip "$n")\", \"zone\": \"$(node_zone "$n")\", \"podCIDR\": \"$(node_pod_cidr "$n")\", \"containerdSocket\": \"$(node_sock "$n")\"}"
+  done
   cat > "$LAB_HOME/lab.json" <<JSON
-{"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_NODE_IP", "clusterDomain": "cluster.local",
- "nodeName": "$LAB_NODE_NAME", "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images],
- "nodeIP": "$LAB_NODE_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm"}
+{"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_HOST_IP", "clusterDomain": "cluster.local",
+ "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images], "busyboxImage": "$BUSYBOX_IMAGE",
+ "hostIP": "$LAB_HOST_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm",
+ "storageClass": "local-path",
+ "nodes": [$nodes]}
 JSON
 }
 
+no_running_tasks() {
+  local n; for n in $(node_numbers); do [ -z "$(ctr -a "$(node_sock "$n")" -n k8s.io tasks ls -q 2>/dev/null)" ] || return 1; done
+}
+
 drain_pods() {
-  pid_alive kubelet && pid_alive kube-apiserver || return 0
-  # kubelet stops each sandbox through the CRI, which also tears down its network.
+  pid_alive kube-apiserver || return 0
+  # Each kubelet stops its sandboxes through the CRI, which also tears down their networks.
   KUBECTL delete pods --all --all-namespaces --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
   wait_for "pod sandboxes to stop" 60 no_running_tasks || true
-}
-no_running_tasks() { [ -z "$(ctr -a "$CONTAINERD_SOCK" -n k8s.io tasks ls -q 2>/dev/null)" ]; }
-
-kill_leftover_tasks() {
-  pid_alive containerd || return 0
-  local id
-  for id in $(ctr -a "$CONTAINERD_SOCK" -n k8s.io tasks ls -q 2>/dev/null); do
-    ctr -a "$CONTAINERD_SOCK" -n k8s.io tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
-    ctr -a "$CONTAINERD_SOCK" -n k8s.io tasks delete -f "$id" >/dev/null 2>&1 || true
-  done
-}
-
-unmount_below() { # every mount under a directory, deepest first
-  awk -v d="$1/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 }
 
 down() {
   [ -d "$LAB_HOME" ] || { network_down; return 0; }
   take_lock
+  heal all
   drain_pods
-  stop_daemon kubelet
-  kill_leftover_tasks
+  local n
+  for n in $(node_numbers); do stop_daemon "$(node_name "$n")-kubelet"; done
+  stop_daemon local-path-provisioner
   stop_daemon coredns
   stop_daemon kube-proxy
   [ -x "$K8S_BIN/kube-proxy" ] && "$K8S_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
-  stop_daemon containerd
+  for n in $(node_numbers); do
+    stop_daemon "$(node_name "$n")-kube-proxy"
+    stop_daemon "$(node_name "$n")-containerd"
+    [ -d "$(node_cgroup freezer "$n")" ] && kill_node_processes "$n" # container shims and what they held
+  done
   stop_daemon kube-scheduler
   stop_daemon kube-controller-manager
   stop_daemon kube-apiserver
   stop_daemon apiserver-etcd
   unmount_below "$LAB_HOME"
+  for n in $(node_numbers); do node_cgroups_down "$n"; done
   network_down
   rm -rf "$LAB_HOME"
   log "lab is down"
 }
 
-# Exit status 0 only when the lab is up and its node Ready.
+# Exit status 0 only when the lab is up and every node Ready.
 status() {
-  local c state
-  for c in $COMPONENTS; do
+  local c n state
+  for c in $CONTROL_PLANE; do
     if pid_alive "$c"; then state="running (pid $(cat "$LAB_HOME/run/$c.pid"))"; else state=stopped; fi
-    printf '%-24s %s\n' "$c" "$state"
+    printf '%-32s %s\n' "$c" "$state"
   done
+  for n in $(node_numbers); do
+    for c in containerd kubelet kube-proxy; do
+      c="$(node_name "$n")-$c"
+      if pid_alive "$c"; then state="running (pid $(cat "$LAB_HOME/run/$c.pid"))"; else state=stopped; fi
+      printf '%-32s %s\n' "$c" "$state"
+    done
+  done
+  local record
+  for record in "$FAULTS_DIR"/*; do [ -e "$record" ] && echo "fault in force: $(basename "$record" | tr @: ' /')"; done
   if pid_alive kube-apiserver; then
-    printf '%-24s %s\n' "node $LAB_NODE_NAME" "$(node_ready && echo Ready || echo NotReady)"
-    printf '%-24s %s\n' kubeconfig "$LAB_HOME/admin.kubeconfig"
-    node_ready && return 0
+    for n in $(node_numbers); do
+      printf '%-32s %s\n' "node $(node_name "$n") ($(node_zone "$n"))" "$(node_ready "$n" && echo Ready || echo NotReady)"
+    done
+    printf '%-32s %s\n' kubeconfig "$LAB_HOME/admin.kubeconfig"
+    all_running && all_nodes_ready && return 0
   fi
   return 3
 }
@@ -128,5 +156,7 @@ case "${1:-}" in
   status) status ;;
   build) build ;;
   restart-apiserver) stop_daemon kube-apiserver; start_apiserver ;;
-  *) echo "usage: lab/lab.sh up|down|status|build|restart-apiserver" >&2; exit 2 ;;
+  fault) shift; inject "$@" ;;
+  heal) shift; heal "$@" ;;
+  *) echo "usage: lab/lab.sh up|down|status|build|restart-apiserver|fault KIND TARGET [--for S]|heal KIND TARGET|heal all" >&2; exit 2 ;;
 esac

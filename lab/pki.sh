@@ -17,7 +17,7 @@ sign_cert() { # name subject kind(client|server|both) [sans]
 }
 
 write_kubeconfig() { # name user-cert server
-  local name=$1 cert=$2 server=${3:-https://$LAB_NODE_IP:6443} pki="$LAB_HOME/pki"
+  local name=$1 cert=$2 server=${3:-https://$LAB_HOST_IP:6443} pki="$LAB_HOME/pki"
   cat > "$LAB_HOME/$name.kubeconfig" <<KC
 apiVersion: v1
 kind: Config
@@ -47,19 +47,24 @@ make_pki() {
   fi
   [ -s "$dir/sa.key" ] || { openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null; openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null; }
   sign_cert apiserver "/CN=kube-apiserver" server \
-    "IP:$LAB_NODE_IP,IP:127.0.0.1,IP:$LAB_API_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+    "IP:$LAB_HOST_IP,IP:127.0.0.1,IP:$LAB_API_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   sign_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" client
   sign_cert admin "/O=system:masters/CN=lab-admin" client
   sign_cert controller-manager "/CN=system:kube-controller-manager" client
   sign_cert scheduler "/CN=system:kube-scheduler" client
   sign_cert kube-proxy "/CN=system:kube-proxy" client
   sign_cert coredns "/CN=lab:coredns" client
-  sign_cert kubelet "/O=system:nodes/CN=system:node:$LAB_NODE_NAME" client
-  sign_cert kubelet-serving "/CN=$LAB_NODE_NAME" server "IP:$LAB_NODE_IP,DNS:$LAB_NODE_NAME"
+  local n name
+  for n in $(node_numbers); do
+    name=$(node_name "$n")
+    # NodeRestriction admits a kubelet only for its own Node object: one identity per node, as in a real cluster.
+    sign_cert "kubelet-$name" "/O=system:nodes/CN=system:node:$name" client
+    sign_cert "kubelet-serving-$name" "/CN=$name" server "IP:$(node_ip "$n"),DNS:$name"
+    write_kubeconfig "kubelet-$name" "kubelet-$name"
+  done
   write_kubeconfig admin admin
   write_kubeconfig controller-manager controller-manager
   write_kubeconfig scheduler scheduler
   write_kubeconfig kube-proxy kube-proxy
   write_kubeconfig coredns coredns
-  write_kubeconfig kubelet kubelet
 }

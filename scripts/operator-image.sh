@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs the built operator (dist/, production node_modules, and this machine's node with the libraries it
-# links) into the image `etcd-operator:dev`, and imports it into the lab's containerd when the lab is up.
+# links) into the image `etcd-operator:dev`, and imports it into every lab node's containerd when the lab is up.
 # Pods the operator makes (restore and backup steps) run it; the archive is cached by content.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ if [ ! -s "$archive" ]; then
   pack_image "$archive" "$TAG" "$rootfs" '["run"]' '["/usr/bin/node","/app/dist/src/cli/main.js"]'
 fi
 if bash lab/lab.sh status >/dev/null 2>&1; then
-  ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >/dev/null
-  log "imported $TAG ($key)"
+  for n in $(node_numbers); do ctr -a "$(node_sock "$n")" -n k8s.io images import "$archive" >/dev/null; done
+  log "imported $TAG ($key) on $LAB_NODES nodes"
 fi
 echo "$TAG"

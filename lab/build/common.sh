@@ -1,4 +1,4 @@
-# Sourced by the lab scripts: cache layout and logging.
+# Sourced by the lab scripts: cache layout, the lab's addresses and nodes, and logging.
 set -euo pipefail
 LAB_SRC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=versions.env
@@ -11,15 +11,39 @@ log() { printf '{"ts":"%s","component":"lab","msg":"%s"}\n' "$(date -u +%FT%T.%3
 # Runtime layout of a running lab; wiped by `lab down`, so each `lab up` gives a fresh cluster.
 LAB_HOME="${ETCD_OPERATOR_LAB_HOME:-/var/lib/etcd-operator-lab}"
 LAB_BRIDGE=etcdlab0
-LAB_NODE_NAME=lab-node
-LAB_NODE_IP=10.88.0.1
-LAB_POD_CIDR=10.88.0.0/16
+# The host's address on the lab bridge: the control plane (API server, CoreDNS) and servers tests start
+# (MinIO) listen here; the nodes reach it over their links to the bridge.
+LAB_HOST_IP=10.88.0.1
+LAB_NODE_CIDR=10.88.0.0/16
+LAB_POD_CIDR=10.89.0.0/16
 LAB_SERVICE_CIDR=10.96.0.0/16
 LAB_API_SERVICE_IP=10.96.0.1
 LAB_APISERVER_ETCD_PORT=12379
 K8S_BIN="$LAB_CACHE/k8s/$K8S_VERSION"
 APISERVER_ETCD_VERSION="${ETCD_VERSIONS%% *}"
-CONTAINERD_SOCK="$LAB_HOME/containerd/containerd.sock"
+BUSYBOX_IMAGE=lab.local/busybox:1 # the volume provisioner's helper pods run it
+
+# The nodes: ETCD_OPERATOR_LAB_NODES of them (1-5, default 3), node n named lab-node-n, each in its own
+# network namespace with address 10.88.0.(10+n) on the bridge, pods in 10.89.n.0/24, zones a, b, c in turn.
+# A running lab keeps the size it was started with (recorded at `up`).
+LAB_NODES=$(cat "$LAB_HOME/node-count" 2>/dev/null || echo "${ETCD_OPERATOR_LAB_NODES:-3}")
+case "$LAB_NODES" in [1-5]) ;; *) log "ETCD_OPERATOR_LAB_NODES must be 1 to 5, not $LAB_NODES"; exit 2 ;; esac
+ZONES=(zone-a zone-b zone-c)
+node_numbers() { seq 1 "$LAB_NODES"; }
+node_name() { echo "lab-node-$1"; }
+node_ip() { echo "10.88.0.$((10 + $1))"; }
+node_pod_cidr() { echo "10.89.$1.0/24"; }
+node_pod_gateway() { echo "10.89.$1.1"; }
+node_zone() { echo "${ZONES[$((($1 - 1) % ${#ZONES[@]}))]}"; }
+node_dir() { echo "$LAB_HOME/nodes/$(node_name "$1")"; }
+node_netns() { node_name "$1"; }
+node_link() { echo "veth-node$1"; } # the host end of node n's link to the bridge
+node_sock() { echo "$(node_dir "$1")/containerd/state/containerd.sock"; }
+node_number() { # lab-node-n or n -> n
+  local n=${1#lab-node-}
+  [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le "$LAB_NODES" ] || { log "no node $1 in this lab"; return 2; }
+  echo "$n"
+}
 
 # A Go program built from its module at a pinned version into $LAB_CACHE/<name>/<version>/, once.
 install_go_tool() { # name module version

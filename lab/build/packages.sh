@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the lab's node needs, when they are missing (a fresh machine has none of them).
 . "$(dirname "$0")/common.sh"
-LAB_PACKAGES="containerd runc containernetworking-plugins iptables conntrack openssl curl"
+LAB_PACKAGES="containerd runc containernetworking-plugins iptables conntrack openssl curl busybox-static e2fsprogs"
 missing=""
 for p in $LAB_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -68,7 +68,7 @@ async function roundTrip(endpoint: string, key: string, value: string): Promise<
 export async function demoCommand(): Promise<number> {
   const p = progress(process.stdout);
   try {
-    p.step('local lab (the first run builds Kubernetes, etcd, CoreDNS, MinIO and Helm: about 35 minutes)');
+    p.step('local lab, 3 nodes (the first run builds Kubernetes, etcd, CoreDNS, MinIO, Helm and a volume provisioner: about 35 minutes)');
     const kubeconfig = (await run(p, 'bash', ['lab/lab.sh', 'up'])).trim().split('\n').pop() ?? '';
     const { kubectl } = JSON.parse(readFileSync(kubeconfig.replace(/admin\.kubeconfig$/, 'lab.json'), 'utf8')) as { kubectl: string };
     const k = (args: string[], input?: string): Promise<string> => run(p, kubectl, ['--kubeconfig', kubeconfig, ...args], input);

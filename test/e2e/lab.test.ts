@@ -1,77 +1,88 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import type { V1Container } from '@kubernetes/client-node';
 import { adminKubeConfig, eventually, lab, testNamespace } from '../support/lab.js';
 import { labLookup } from '../support/lab-dns.js';
 import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
+import { ETCD_BIN, etcdServerPod, finishedPod, podLog, readyPod } from '../support/lab-pods.js';
 
-test('the lab has exactly one node, and it is Ready', async () => {
+test('the lab has (at least) three Ready nodes in three zones, each with its own address', async () => {
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
-  const nodes = await core.listNode();
-  assert.equal(nodes.items.length, 1);
-  const ready = nodes.items[0]?.status?.conditions?.find((c) => c.type === 'Ready');
-  assert.equal(ready?.status, 'True');
-  assert.equal(nodes.items[0]?.metadata?.name, lab().nodeName);
+  const nodes = (await core.listNode()).items;
+  assert.deepEqual(nodes.map((n) => n.metadata?.name).sort(), lab().nodes.map((n) => n.name).sort());
+  assert.ok(nodes.length >= 3, `three nodes or more (ETCD_OPERATOR_LAB_NODES; default 3), not ${nodes.length}`);
+  for (const node of nodes) {
+    const facts = lab().nodes.find((n) => n.name === node.metadata?.name);
+    assert.ok(facts);
+    const labels = node.metadata?.labels ?? {};
+    assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', `${facts.name} Ready`);
+    assert.equal(labels['topology.kubernetes.io/zone'], facts.zone);
+    assert.equal(labels['kubernetes.io/hostname'], facts.name);
+    assert.equal(node.status.addresses?.find((a) => a.type === 'InternalIP')?.address, facts.ip);
+  }
+  assert.deepEqual(new Set(nodes.map((n) => n.metadata?.labels?.['topology.kubernetes.io/zone'])), new Set(['zone-a', 'zone-b', 'zone-c']));
 });
 
-test('an etcd pod from a locally built image serves reads and writes through its DNS name and a ClusterIP Service', async (t) => {
+test('from a pod on every node, etcd in a pod on one node is written and read by its DNS name and through a ClusterIP Service', async (t) => {
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
   const namespace = await testNamespace(t, 'lab');
-  const image = lab().etcdImages[0];
-  assert.ok(image, 'the lab lists at least one etcd image');
-  const peerName = `etcd-0.etcd.${namespace}.svc.${lab().clusterDomain}`;
-  const service: V1Service = {
+  const serverNode = lab().nodes[0];
+  assert.ok(serverNode);
+  await core.createNamespacedService({ namespace, body: {
     metadata: { name: 'etcd' },
-    spec: {
-      clusterIP: 'None',
-      publishNotReadyAddresses: true,
-      selector: { app: 'lab-etcd' },
-      ports: [{ name: 'client', port: 2379 }, { name: 'peer', port: 2380 }],
-    },
-  };
-  const pod: V1Pod = {
-    metadata: { name: 'etcd-0', labels: { app: 'lab-etcd' } },
-    spec: {
-      hostname: 'etcd-0',
-      subdomain: 'etcd',
-      containers: [{
-        name: 'etcd',
-        image,
-        command: [
-          '/usr/local/bin/etcd', '--name=etcd-0', '--data-dir=/var/lib/etcd/data',
-          '--listen-client-urls=http://0.0.0.0:2379', `--advertise-client-urls=http://${peerName}:2379`,
-          '--listen-peer-urls=http://0.0.0.0:2380', `--initial-advertise-peer-urls=http://${peerName}:2380`,
-          `--initial-cluster=etcd-0=http://${peerName}:2380`,
+    spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: { app: 'lab-etcd' }, ports: [{ name: 'client', port: 2379 }] },
+  } });
+  const client = await core.createNamespacedService({ namespace, body: {
+    metadata: { name: 'etcd-client' }, spec: { selector: { app: 'lab-etcd' }, ports: [{ port: 2379 }] },
+  } });
+  assert.ok(client.spec?.clusterIP && client.spec.clusterIP !== 'None', 'a ClusterIP was allocated');
+  const server = etcdServerPod('etcd-0', serverNode.name);
+  server.metadata = { name: 'etcd-0', labels: { app: 'lab-etcd' } };
+  Object.assign(server.spec ?? {}, { hostname: 'etcd-0', subdomain: 'etcd' });
+  const running = await readyPod(core, namespace, server);
+  assert.equal(running.spec?.nodeName, serverNode.name);
+
+  const byName = `http://etcd-0.etcd.${namespace}.svc.${lab().clusterDomain}:2379`;
+  const byService = `http://etcd-client.${namespace}.svc.${lab().clusterDomain}:2379`;
+  const etcdctl = (name: string, endpoint: string, ...args: string[]): V1Container => ({
+    name, image: lab().etcdImages[0], command: [`${ETCD_BIN}/etcdctl`, `--endpoints=${endpoint}`, ...args],
+  });
+  // One client pod per node. Steps in order: init containers run one after the other; the two readers run last.
+  for (const node of lab().nodes) {
+    await core.createNamespacedPod({ namespace, body: {
+      metadata: { name: `client-${node.name}` },
+      spec: {
+        nodeSelector: { 'kubernetes.io/hostname': node.name },
+        restartPolicy: 'Never',
+        initContainers: [
+          etcdctl('put-by-name', byName, 'put', `${node.name}/by-name`, 'written-by-pod-dns'),
+          etcdctl('put-by-service', byService, 'put', `${node.name}/by-service`, 'written-through-clusterip'),
         ],
-        readinessProbe: { httpGet: { path: '/health', port: 2379 }, periodSeconds: 1 },
-      }],
-    },
-  };
-  await core.createNamespacedService({ namespace, body: service });
-  await core.createNamespacedPod({ namespace, body: pod });
+        containers: [
+          etcdctl('get-by-name', byName, 'get', '--prefix', `${node.name}/`),
+          etcdctl('get-by-service', byService, 'get', '--prefix', `${node.name}/`),
+        ],
+      },
+    } });
+  }
+  for (const node of lab().nodes) {
+    const name = `client-${node.name}`;
+    const done = await finishedPod(core, namespace, name);
+    assert.equal(done.spec?.nodeName, node.name);
+    const expected = `${node.name}/by-name\nwritten-by-pod-dns\n${node.name}/by-service\nwritten-through-clusterip\n`;
+    assert.equal(await podLog(core, namespace, name, 'get-by-name'), expected);
+    assert.equal(await podLog(core, namespace, name, 'get-by-service'), expected);
+  }
 
-  await eventually('etcd pod Ready', 90_000, async () => {
-    const p = await core.readNamespacedPod({ name: 'etcd-0', namespace });
-    return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
-  });
-
-  const endpoint = `http://${peerName}:2379`;
+  // And from this process, on the host: by DNS name through the lab's resolver, and through the ClusterIP.
   const lookup = labLookup();
-  await etcdPut(endpoint, 'lab-key', 'written-from-the-test-process', lookup);
-  assert.equal(await etcdGet(endpoint, 'lab-key', lookup), 'written-from-the-test-process');
-
-  // The same member through a ClusterIP Service: kube-proxy's rules carry the traffic.
-  const client = await core.createNamespacedService({
-    namespace,
-    body: { metadata: { name: 'etcd-client' }, spec: { selector: { app: 'lab-etcd' }, ports: [{ port: 2379 }] } },
-  });
-  const clusterIP = client.spec?.clusterIP;
-  assert.ok(clusterIP && clusterIP !== 'None', 'a ClusterIP was allocated');
-  const byServiceName = `http://etcd-client.${namespace}.svc.${lab().clusterDomain}:2379`;
-  assert.equal(await eventually('the key through the ClusterIP', 30_000, () => etcdGet(`http://${clusterIP}:2379`, 'lab-key')),
-    'written-from-the-test-process');
-  assert.equal(await etcdGet(byServiceName, 'lab-key', lookup), 'written-from-the-test-process');
+  const other = lab().nodes[1]?.name ?? '';
+  assert.equal(await etcdGet(byName, `${other}/by-service`, lookup), 'written-through-clusterip');
+  assert.equal(await eventually('the key through the ClusterIP', 30_000, () => etcdGet(`http://${client.spec?.clusterIP ?? ''}:2379`, `${other}/by-name`)),
+    'written-by-pod-dns');
+  await etcdPut(byName, 'from-host', 'yes', lookup);
+  assert.equal(await etcdGet(byService, 'from-host', lookup), 'yes');
 });
 
 test('the API server enforces RBAC: a service account with no rights cannot list pods', async (t) => {

@@ -6,18 +6,33 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
+/** A node of the lab: its own network namespace, containerd, kubelet and disk. */
+export interface LabNode {
+  name: string;
+  /** Its address on the lab bridge. */
+  ip: string;
+  /** Its `topology.kubernetes.io/zone` label. */
+  zone: string;
+  podCIDR: string;
+  containerdSocket: string;
+}
+
 /** Facts about the running lab, written by `lab/lab.sh up` to `$ETCD_OPERATOR_LAB_HOME/lab.json`. */
 export interface LabFacts {
   kubeconfig: string;
   dnsServer: string;
   clusterDomain: string;
-  nodeName: string;
   kubernetesVersion: string;
   /** kubectl of the lab's Kubernetes version. */
   kubectl: string;
   etcdImages: string[];
-  /** The node's address on the lab bridge: pods reach servers a test starts there. */
-  nodeIP: string;
+  /** A small image with a shell (Debian's busybox), for test pods. */
+  busyboxImage: string;
+  /** The host's address on the lab bridge: pods on every node reach servers a test starts there. */
+  hostIP: string;
+  /** The default StorageClass: node-local volumes from rancher's local-path-provisioner. */
+  storageClass: string;
+  nodes: LabNode[];
   /** The MinIO server binary, for S3 backups. */
   minio: string;
   /** The Helm binary, for rendering the chart. */
@@ -41,8 +56,13 @@ export function lab(): LabFacts {
   return facts;
 }
 
+/** The PID of a running lab daemon (lab/process.sh records them: `coredns`, `lab-node-2-kubelet`, ...). */
+export function labDaemonPid(name: string): number {
+  return Number(readFileSync(`${labHome}/run/${name}.pid`, 'utf8').trim());
+}
+
 /** The lab script, found from this file's place in dist/test/support, whatever the working directory. */
-const labScript = fileURLToPath(new URL('../../../lab/lab.sh', import.meta.url));
+export const labScript = fileURLToPath(new URL('../../../lab/lab.sh', import.meta.url));
 
 /**
  * Stops and starts kube-apiserver (new process, new watch cache), waiting until it is ready again; without

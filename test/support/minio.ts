@@ -25,12 +25,12 @@ export async function startMinio(t: Cleanups, bucket: string): Promise<Minio> {
   const accessKey = 'labaccess';
   const secretKey = 'labsecret-0123456789';
   const logs: string[] = [];
-  const child = spawn(lab().minio, ['server', dir, '--address', `${lab().nodeIP}:${port}`, '--console-address', `127.0.0.1:${port + 1}`, '--quiet'], {
+  const child = spawn(lab().minio, ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${port + 1}`, '--quiet'], {
     env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));
   child.stderr.on('data', (c: Buffer) => logs.push(c.toString()));
-  const endpoint = `http://${lab().nodeIP}:${port}`;
+  const endpoint = `http://${lab().hostIP}:${port}`;
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey } });
   t.after(async () => {
     client.destroy();
