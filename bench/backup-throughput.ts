@@ -14,7 +14,6 @@ import type { ApiTransport } from '../src/runtime/transport.js';
 import { eventually, lab } from '../test/support/lab.js';
 import { spawnOperator } from '../test/support/operator-process.js';
 import { startMinio } from '../test/support/minio.js';
-import { hostPathVolume } from '../test/support/cluster-testbed.js';
 import { etcdPutMany } from '../test/support/etcd-gateway.js';
 import { summarise } from './stats.js';
 import { rssMiB } from '../test/support/process-usage.js';
@@ -42,11 +41,9 @@ export async function backupThroughput(core: CoreV1Api, transport: ApiTransport,
     const minio = await startMinio({ after: (fn) => cleanups.push(fn) }, 'bench');
     const secret = Object.fromEntries(Object.entries(minio.awsSecretData).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'aws' }, data: secret } });
-    const pv = `${namespace}-backups`;
-    const volumeDir = await hostPathVolume(core, pv, pv, '10Gi');
-    cleanups.push(() => core.deletePersistentVolume({ name: pv }), () => { rmSync(volumeDir, { recursive: true, force: true }); });
+    // A claim of the lab's default class: deleted with the namespace, its volume with it (reclaim policy Delete).
     await core.createNamespacedPersistentVolumeClaim({ namespace, body: {
-      metadata: { name: 'backups' }, spec: { storageClassName: pv, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
+      metadata: { name: 'backups' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
     } });
     const operator = spawnOperator(namespace);
     cleanups.push(() => operator.stop());

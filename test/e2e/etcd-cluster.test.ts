@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { eventually, lab } from '../support/lab.js';
-import { isReady, onVolumes, staticVolumes, testbed } from '../support/cluster-testbed.js';
+import { isReady, ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGet, etcdGetPrefix, etcdPut } from '../support/etcd-gateway.js';
 import { EtcdClient, memberName } from '../../src/etcd/client.js';
@@ -184,9 +184,8 @@ test('the operator killed in the middle of a scale-up resumes: right size, no or
 test('with a PVC, a deleted member pod comes back under the same name with its data, not replaced', async (t) => {
   const bed = await testbed(t, 'pvc');
   const { core, transport, namespace, path } = bed;
-  const storageClassName = await staticVolumes(t, bed, 3);
   const operator = startOperator(t, namespace);
-  await bed.create('kept', { size: 3, pod: onVolumes(storageClassName) });
+  await bed.create('kept', { size: 3, pod: ON_VOLUMES });
   const running = async (): Promise<EtcdCluster | undefined> => {
     const c = (await transport.call('GET', `${path}/kept`)) as EtcdCluster;
     return c.status?.readyMembers === 3 && c.status.phase === 'Running' ? c : undefined;

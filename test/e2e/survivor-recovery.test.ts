@@ -2,15 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
-import { isReady, onVolumes, staticVolumes, testbed } from '../support/cluster-testbed.js';
+import { isReady, ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 
 test('with volumes, 2 of 3 members lost for good: the opt-in recovery restarts the survivor alone and scales back to 3 with every key it had', async (t) => {
   const bed = await testbed(t, 'survivor');
-  const storageClassName = await staticVolumes(t, bed, 5);
   const operator = startOperator(t, bed.namespace);
-  await bed.create('kept', { size: 3, pod: onVolumes(storageClassName), restorePolicy: { fromSurvivor: 'auto' } });
+  await bed.create('kept', { size: 3, pod: ON_VOLUMES, restorePolicy: { fromSurvivor: 'auto' } });
   const running = async (): Promise<EtcdCluster | undefined> => {
     const c = await bed.get('kept');
     const pods = await bed.pods('kept');

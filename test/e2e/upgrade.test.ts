@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
-import { isReady, onVolumes, staticVolumes, testbed } from '../support/cluster-testbed.js';
+import { isReady, ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { startWriteLoad, untilServing } from '../support/write-load.js';
@@ -25,9 +25,8 @@ const refusal = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type ===
 
 test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5 under write load; a too-early minor upgrade and a downgrade are refused, touching nothing', async (t) => {
   const bed = await testbed(t, 'upgrade');
-  const storageClassName = await staticVolumes(t, bed, 3);
   const operator = startOperator(t, bed.namespace);
-  await bed.create('up', { size: 3, version: '3.5.17', pod: onVolumes(storageClassName) });
+  await bed.create('up', { size: 3, version: '3.5.17', pod: ON_VOLUMES });
   await eventually('3 members on 3.5.17', 120_000, rolledTo(bed, 'up', 3, '3.5.17'));
   const endpoint = await bed.clientEndpoint('up');
   await untilServing(endpoint);

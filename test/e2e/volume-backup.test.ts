@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
-import { isReady, staticVolumes, testbed } from '../support/cluster-testbed.js';
+import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
@@ -13,9 +13,8 @@ const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}
 
 test('backup to a volume (a pod with the claim mounted) and a restore from it into a new 3-member cluster', async (t) => {
   const bed = await testbed(t, 'volbackup');
-  const storageClassName = await staticVolumes(t, bed, 1);
   await bed.core.createNamespacedPersistentVolumeClaim({ namespace: bed.namespace, body: {
-    metadata: { name: 'backups' }, spec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    metadata: { name: 'backups' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
   } });
   const operator = startOperator(t, bed.namespace);
 

@@ -1,4 +1,3 @@
-import { chmodSync, chownSync, mkdirSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -8,7 +7,6 @@ import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec, EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { adminKubeConfig, testNamespace } from './lab.js';
 import { ensureCrd } from './test-crd.js';
-import { OPERATOR_UID } from '../../src/k8s/security.js';
 
 export interface Testbed {
   core: CoreV1Api;
@@ -68,36 +66,7 @@ export async function settledPods(core: CoreV1Api, cluster: EtcdCluster, size: n
   return pods.length === size && pods.every(isReady) ? pods : undefined;
 }
 
-/**
- * A static hostPath volume of the lab (which has no dynamic provisioner). Its directory is made first as a
- * provisioner that honours fsGroup would leave it: group of the operator's user, group-writable, setgid;
- * kubelet applies no fsGroup to hostPath, and the non-root snapshot pods write there. Answers the directory.
- */
-export async function hostPathVolume(core: CoreV1Api, name: string, storageClassName: string, capacity: string): Promise<string> {
-  const path = `/var/lib/etcd-operator-lab/volumes/${name}`;
-  mkdirSync(path, { recursive: true });
-  chownSync(path, 0, OPERATOR_UID);
-  chmodSync(path, 0o2775);
-  await core.createPersistentVolume({ body: {
-    metadata: { name },
-    spec: { storageClassName, capacity: { storage: capacity }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path, type: 'Directory' } },
-  } });
-  return path;
-}
-
-/**
- * Static volumes of a storage class only this test asks for, deleted when the test ends. Answers the
- * storage class name.
- */
-export async function staticVolumes(t: TestContext, bed: Testbed, count: number): Promise<string> {
-  const storageClassName = `lab-hostpath-${bed.namespace}`;
-  const volumes = Array.from({ length: count }, (_, i) => `${bed.namespace}-pv-${i}`);
-  for (const name of volumes) await hostPathVolume(bed.core, name, storageClassName, '1Gi');
-  t.after(async () => { for (const name of volumes) await bed.core.deletePersistentVolume({ name }).catch(() => undefined); });
-  return storageClassName;
-}
-
-/** The spec part that puts each member on a claim of this storage class. */
-export const onVolumes = (storageClassName: string): ClusterSpec['pod'] => ({
-  persistentVolumeClaimSpec: { storageClassName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-});
+/** The spec part that puts each member on a claim of the lab's default StorageClass (node-local volumes). */
+export const ON_VOLUMES: ClusterSpec['pod'] = {
+  persistentVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+};
