@@ -21,7 +21,7 @@ export interface OpenApiSchema {
   maxItems?: number;
   maxProperties?: number;
   'x-kubernetes-preserve-unknown-fields'?: true;
-  'x-kubernetes-validations'?: { rule: string; message: string; fieldPath?: string }[];
+  'x-kubernetes-validations'?: { rule: string; message: string; messageExpression?: string; fieldPath?: string }[];
 }
 
 /** A schema carrying the TypeScript type of the values it admits. */

@@ -31,7 +31,7 @@ const refused: [Kind, string, unknown, RegExp][] = [
   ['EtcdCluster', 'label-key-injection', { size: 3, pod: { labels: { 'a b/c"d': 'x' } } }, /spec\.pod\.labels: Invalid value.*label key/],
   ['EtcdCluster', 'node-selector-key', { size: 3, pod: { nodeSelector: { '-bad': 'x' } } }, /spec\.pod\.nodeSelector: Invalid value.*label key/],
   ['EtcdCluster', 'annotations-flood', { size: 3, pod: { annotations: many(65, (i) => [`a${i}`, 'x']) } }, /spec\.pod\.annotations: Too many: 65: must have at most 64 items/],
-  ['EtcdCluster', 'env-data-dir', { size: 3, pod: { etcdEnv: [{ name: 'ETCD_DATA_DIR', value: '/' }] } }, /spec\.pod\.etcdEnv: Invalid value.*may not set/],
+  ['EtcdCluster', 'env-data-dir', { size: 3, pod: { etcdEnv: [{ name: 'ETCD_DATA_DIR', value: '/' }] } }, /spec\.pod\.etcdEnv\[0\]: Invalid value.*may not set ETCD_DATA_DIR:/],
   ['EtcdCluster', 'env-flood', { size: 3, pod: { etcdEnv: Array.from({ length: 65 }, (_, i) => ({ name: `E${i}`, value: 'x' })) } }, /spec\.pod\.etcdEnv: Too many: 65/],
   ['EtcdCluster', 'repository-long', { size: 3, repository: 'r'.repeat(600) }, /spec\.repository: Too long/],
   ['EtcdCluster', 'tls-both', { size: 3, TLS: { auto: true, static: { member: { peerSecret: 'a', serverSecret: 'b' }, operatorSecret: 'c' } } }, /spec\.TLS: Invalid value.*either TLS\.static or TLS\.auto/],

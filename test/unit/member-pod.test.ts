@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configDigest, corruptionCheckFlags, memberPod } from '../../src/k8s/member-pod.js';
-import { imageOf } from '../../src/api/etcd-cluster.js';
+import { imageOf, RESERVED_ETCD_ENV } from '../../src/api/etcd-cluster.js';
 import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
 import { snapshotPod } from '../../src/k8s/snapshot-pod.js';
 import { minAvailable } from '../../src/k8s/disruption-budget.js';
@@ -152,4 +152,19 @@ test('a Volume backup runs once in a pod of the operator image, owned by its Etc
   const { runAsNonRoot, runAsUser, fsGroup, seccompProfile } = pod.spec.securityContext ?? {};
   assert.deepEqual([runAsNonRoot, runAsUser, fsGroup, seccompProfile?.type], [true, 65532, 65532, 'RuntimeDefault'], 'non-root, the claim writable through fsGroup');
   assert.deepEqual(pod.spec.containers[0].securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+});
+
+test('etcdEnv may set no flag a member pod can get, but the spec settings CoreOS manifests set through it', () => {
+  const secrets = tlsSecretNames('example', { size: 3, TLS: { auto: true } });
+  assert.ok(secrets);
+  const settings = { size: 3, quotaBackendBytes: 8 * 1024 ** 3, autoCompaction: { mode: 'periodic' as const, retention: '1h' } };
+  // Every option on, under both families of flag names.
+  const flags = new Set(['3.5.17', '3.6.5'].flatMap((version) => memberPod(input({
+    version, spec: settings, address: { ...address, tls: true }, tls: { secrets, generation: 'g' }, forceNewCluster: true, state: 'new',
+  })).spec?.containers[0]?.command?.slice(1) ?? []).map((arg) => `ETCD_${(arg.split('=')[0] ?? '').replace(/^--/, '').replaceAll('-', '_').toUpperCase()}`));
+  const openToEtcdEnv = ['ETCD_QUOTA_BACKEND_BYTES', 'ETCD_AUTO_COMPACTION_MODE', 'ETCD_AUTO_COMPACTION_RETENTION'];
+  for (const name of openToEtcdEnv) assert.ok(flags.has(name), `${name} is a flag the spec gives`);
+  const reserved: readonly string[] = RESERVED_ETCD_ENV;
+  for (const name of flags) assert.ok(reserved.includes(name) || openToEtcdEnv.includes(name), `${name} is reserved`);
+  assert.ok(flags.has('ETCD_FORCE_NEW_CLUSTER') && flags.has('ETCD_LISTEN_METRICS_URLS') && flags.has('ETCD_FEATURE_GATES'));
 });
