@@ -65,7 +65,8 @@ heal() { # kind target | all
   record=$(fault_record "$kind" "$target")
   [ -e "$record" ] || { log "no fault $kind $target in force"; return 0; }
   timer=$(cat "$record")
-  [ -n "$timer" ] && [ "$timer" != $$ ] && kill "$timer" 2>/dev/null
+  # The timer that would heal it later, unless this is that timer (exec keeps its PID); it may be gone already.
+  if [ -n "$timer" ] && [ "$timer" != $$ ]; then kill "$timer" 2>/dev/null || true; fi
   "fault_${kind//-/_}" off "$target"
   rm -f "$record"
   log "fault $kind $target healed"
