@@ -1,26 +1,27 @@
-import type { CoreV1Api, V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { eventually, lab } from './lab.js';
 import { isReady } from './cluster-testbed.js';
 
 export const ETCD_BIN = '/usr/local/bin';
 
-/** A single-member etcd server pod on the given node (chosen through the scheduler, by hostname label). */
-export function etcdServerPod(name: string, node: string, volumes: { volume: V1Volume; mountPath: string }[] = []): V1Pod {
+/**
+ * A single-member etcd server pod on the given node (chosen through the scheduler, by hostname label), its data
+ * in /var/lib/etcd/data (onClaim can put a claim there).
+ */
+export function etcdServerPod(name: string, node: string): V1Pod {
   const peer = 'http://localhost:2380';
   return {
     metadata: { name, labels: { app: name } },
     spec: {
       nodeSelector: { 'kubernetes.io/hostname': node },
-      volumes: volumes.map((v) => v.volume),
       containers: [{
         name: 'etcd',
         image: lab().etcdImages[0],
         command: [
-          `${ETCD_BIN}/etcd`, `--name=${name}`, `--data-dir=${volumes[0]?.mountPath ?? '/var/lib/etcd'}/data`,
+          `${ETCD_BIN}/etcd`, `--name=${name}`, '--data-dir=/var/lib/etcd/data',
           '--listen-client-urls=http://0.0.0.0:2379', '--advertise-client-urls=http://localhost:2379',
           '--listen-peer-urls=http://127.0.0.1:2380', `--initial-advertise-peer-urls=${peer}`, `--initial-cluster=${name}=${peer}`,
         ],
-        volumeMounts: volumes.map((v) => ({ name: v.volume.name, mountPath: v.mountPath })),
         readinessProbe: { httpGet: { path: '/health', port: 2379 }, periodSeconds: 1 },
       }],
     },
