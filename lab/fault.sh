@@ -164,9 +164,6 @@ node_reboot() { # n [seconds down]
   kill_node_processes "$n"
   forget_runtime_state "$n"
   sleep "$down"
-  set_link "$n" up
-  start_node_containerd "$n"
-  start_node_kubelet "$n"
-  start_node_proxy "$n"
+  start_node "$n" # its link comes up first, as a machine's network does when it boots
   log "$(node_name "$n") rebooted"
 }

@@ -124,19 +124,18 @@ down() {
   log "lab is down"
 }
 
+daemon_status() { # name
+  local state=stopped
+  pid_alive "$1" && state="running (pid $(cat "$LAB_HOME/run/$1.pid"))"
+  printf '%-32s %s\n' "$1" "$state"
+}
+
 # Exit status 0 only when the lab is up and every node Ready.
 status() {
-  local c n state
-  for c in $CONTROL_PLANE; do
-    if pid_alive "$c"; then state="running (pid $(cat "$LAB_HOME/run/$c.pid"))"; else state=stopped; fi
-    printf '%-32s %s\n' "$c" "$state"
-  done
+  local c n
+  for c in $CONTROL_PLANE; do daemon_status "$c"; done
   for n in $(node_numbers); do
-    for c in containerd kubelet kube-proxy; do
-      c="$(node_name "$n")-$c"
-      if pid_alive "$c"; then state="running (pid $(cat "$LAB_HOME/run/$c.pid"))"; else state=stopped; fi
-      printf '%-32s %s\n' "$c" "$state"
-    done
+    for c in $(node_daemons "$n"); do daemon_status "$c"; done
   done
   local record
   for record in "$FAULTS_DIR"/*; do [ -e "$record" ] && echo "fault in force: $(basename "$record" | tr @: ' /')"; done

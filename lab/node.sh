@@ -169,8 +169,11 @@ start_node() { # n: a whole node, from its disk up
   start_node_proxy "$n"
 }
 
+# The names under which node n's daemons are recorded (lab/process.sh).
+node_daemons() { local c; for c in containerd kubelet kube-proxy; do echo "$(node_name "$1")-$c"; done; }
+
 node_running() { # n
-  local c; for c in containerd kubelet kube-proxy; do pid_alive "$(node_name "$1")-$c" || return 1; done
+  local d; for d in $(node_daemons "$1"); do pid_alive "$d" || return 1; done
 }
 
 node_ready() { # n
@@ -180,7 +183,7 @@ all_nodes_ready() { local n; for n in $(node_numbers); do node_ready "$n" || ret
 
 # Kills every process of node n at once (SIGKILL; no clean shutdown) and waits until none is left.
 kill_node_processes() { # n
-  local n=$1 i c
+  local n=$1 i d
   echo THAWED > "$(node_cgroup freezer "$n")/freezer.state" 2>/dev/null || true
   for i in $(seq 1 50); do
     [ -z "$(node_pids "$n")" ] && break
@@ -188,7 +191,7 @@ kill_node_processes() { # n
     kill -KILL $(node_pids "$n") 2>/dev/null || true
     sleep 0.1
   done
-  for c in containerd kubelet kube-proxy; do rm -f "$LAB_HOME/run/$(node_name "$n")-$c.pid"; done
+  for d in $(node_daemons "$n"); do rm -f "$LAB_HOME/run/$d.pid"; done
   [ -z "$(node_pids "$n")" ] || { log "processes of $(node_name "$n") survived SIGKILL"; return 1; }
 }
 

@@ -9,7 +9,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { adminKubeConfig, eventually, lab, labDaemonPid, testNamespace } from '../support/lab.js';
 import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
 import { inject, rebootNode, wipeVolume } from '../support/faults.js';
-import { claim, etcdServerPod, finishedPod, nodeReadiness, onClaim, podLog, readyPod, shellPod, volumeDir } from '../support/lab-pods.js';
+import { claim, etcdServerPod, finishedPod, nodeReadiness, onClaim, podLog, readyPod, shellPod, untilReadiness, volumeDir } from '../support/lab-pods.js';
 import { isReady } from '../support/cluster-testbed.js';
 
 const core = (): CoreV1Api => adminKubeConfig().makeApiClient(CoreV1Api);
@@ -28,9 +28,6 @@ const httpGet = (pod: V1Pod): string =>
 const noAnswer = async (endpoint: string): Promise<void> => {
   await assert.rejects(etcdGet(endpoint, 'k', { timeoutMs: 3000, fresh: true }), /timed out|EHOSTUNREACH/);
 };
-
-const untilReadiness = (c: CoreV1Api, name: string, status: string, timeoutMs = 60_000): Promise<true> =>
-  eventually(`node ${name} Ready=${status}`, timeoutMs, async () => ((await nodeReadiness(c, name)) === status ? true : undefined));
 
 test('node kill: nothing on the node answers, it turns NotReady through the node lifecycle controller; revived, both come back', async (t) => {
   const c = core();

@@ -5,7 +5,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { adminKubeConfig, eventually, lab, testNamespace } from '../support/lab.js';
 import { inject } from '../support/faults.js';
-import { claim, finishedPod, nodeReadiness, onClaim, podLog, shellPod, volumeDir } from '../support/lab-pods.js';
+import { claim, finishedPod, onClaim, podLog, shellPod, untilReadiness, volumeDir } from '../support/lab-pods.js';
 
 test('a claim of the default class binds on the node where its pod lands, and is out of reach while that node is dead', async (t) => {
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
@@ -29,7 +29,7 @@ test('a claim of the default class binds on the node where its pod lands, and is
   assert.ok((await volumeDir(core, namespace, 'data')).includes(`/nodes/${node}/disk/`), 'on its node\'s disk');
 
   const revive = await inject(t, { kind: 'node-kill', node });
-  await eventually(`${node} NotReady`, 60_000, async () => ((await nodeReadiness(core, node)) === 'Unknown' ? true : undefined));
+  await untilReadiness(core, node, 'Unknown');
   await core.createNamespacedPod({ namespace, body: writer('second', 'cat /data/note') });
   // Live nodes are left, but the volume is on the dead one: the pod cannot go anywhere.
   const why = await eventually('the second pod unschedulable', 60_000, async () => {

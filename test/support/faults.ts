@@ -1,9 +1,5 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
-import { labScript } from './lab.js';
-
-const exec = promisify(execFile);
+import { labCommand } from './lab.js';
 
 /** Faults the lab injects and heals (lab/fault.sh says exactly what each one does). */
 export type Fault =
@@ -21,11 +17,6 @@ const target = (f: Fault): string[] => {
     case 'slow-member': return [`${f.namespace}/${f.pod}`, ...(f.cpuMillisPerSecond === undefined ? [] : [String(f.cpuMillisPerSecond)])];
     case 'fill-volume': return [`${f.namespace}/${f.claim}`];
   }
-};
-
-/** Runs lab.sh without blocking the test's event loop, so that clients the test runs meanwhile keep running. */
-const labCommand = async (args: string[]): Promise<void> => {
-  await exec('bash', [labScript, ...args], { timeout: 180_000 });
 };
 
 /**

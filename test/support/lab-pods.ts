@@ -71,6 +71,10 @@ export async function nodeReadiness(core: CoreV1Api, node: string): Promise<stri
   return (await core.readNode({ name: node })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
 }
 
+/** Waits until the node's Ready condition has the given status. */
+export const untilReadiness = (core: CoreV1Api, node: string, status: string, timeoutMs = 60_000): Promise<true> =>
+  eventually(`node ${node} Ready=${status}`, timeoutMs, async () => ((await nodeReadiness(core, node)) === status ? true : undefined));
+
 /** A claim of the lab's default StorageClass (bound when its first pod is scheduled). */
 export async function claim(core: CoreV1Api, namespace: string, name: string): Promise<void> {
   await core.createNamespacedPersistentVolumeClaim({ namespace, body: {

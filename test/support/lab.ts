@@ -62,15 +62,15 @@ export function labDaemonPid(name: string): number {
 }
 
 /** The lab script, found from this file's place in dist/test/support, whatever the working directory. */
-export const labScript = fileURLToPath(new URL('../../../lab/lab.sh', import.meta.url));
+const labScript = fileURLToPath(new URL('../../../lab/lab.sh', import.meta.url));
 
-/**
- * Stops and starts kube-apiserver (new process, new watch cache), waiting until it is ready again; without
- * blocking the test's event loop, so that clients the test runs meanwhile keep running.
- */
-export async function restartApiServer(): Promise<void> {
-  await promisify(execFile)('bash', [labScript, 'restart-apiserver'], { timeout: 180_000 });
+/** Runs lab.sh without blocking the test's event loop, so that clients the test runs meanwhile keep running. */
+export async function labCommand(args: string[]): Promise<void> {
+  await promisify(execFile)('bash', [labScript, ...args], { timeout: 180_000 });
 }
+
+/** Stops and starts kube-apiserver (new process, new watch cache), waiting until it is ready again. */
+export const restartApiServer = (): Promise<void> => labCommand(['restart-apiserver']);
 
 export function adminKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
