@@ -164,6 +164,9 @@ export const clusterStatus = object({
   readyMembers: integer(),
   selector: string({ description: 'Label selector of the member pods (for the scale subresource).' }),
   members: object({ ready: array(string()), unready: array(string()) }),
+  membership: array(string(), {
+    description: "etcd's member list as last seen, kept while no member answers: the members restarted on their claims when every pod is gone.",
+  }),
   leader: string(),
   currentVersion: string(),
   targetVersion: string(),

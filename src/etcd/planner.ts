@@ -86,6 +86,8 @@ export interface ClusterState {
   claims: string[];
   /** The member list, or undefined when no member answered. */
   members?: MemberView[];
+  /** The member names of etcd's member list as status last recorded it: whom to restart when no member runs. */
+  recordedMembers: string[];
   /** Status of each member that answered. */
   health: MemberHealth[];
   supportsLearners: boolean;
@@ -125,7 +127,7 @@ export type Action =
   | { type: 'Bootstrap'; size: number; version: string }
   | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string }
   | { type: 'MarkBootstrapped' }
-  | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true }
+  | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true; peers?: string[] }
   | { type: 'AddMember'; learner: boolean; version: string; reason: string }
   | { type: 'PromoteLearner'; memberId: string; member: string }
   | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
@@ -185,10 +187,7 @@ export function plan(s: ClusterState): Action {
   if (s.survivorRecovery) return planSurvivorRecovery(s, s.survivorRecovery, r.newMemberVersion);
   if (s.rebuild && !s.rebuild.cleared) return clearForRebuild(s, pods);
   if (!s.bootstrapped) return planBootstrap(s, pods, r.newMemberVersion);
-  if (!s.members) {
-    if (pods.length === 0 && s.claims.length === 0) return quorumLost(s, 'every member is gone with its data');
-    return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
-  }
+  if (!s.members) return planWithoutMemberList(s, pods, r.newMemberVersion);
   return planMembership(s, pods, s.members, r);
 }
 
@@ -202,6 +201,22 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
   return { type: 'Wait', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+}
+
+/**
+ * No member answers, so etcd cannot say who its members are: the membership status recorded is the word.
+ * A recorded member whose pod is gone is started again on its claim, under its own identity (its data holds
+ * it), so that a cluster whose every pod went at once (a power loss) re-forms on its data.
+ */
+function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string): Action {
+  if (pods.length === 0 && s.claims.length === 0) return quorumLost(s, 'every member is gone with its data');
+  const stopping = s.pods.find((p) => p.terminating);
+  if (stopping) return { type: 'Wait', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
+  const restart = s.recordedMembers.find((m) => s.claims.includes(m) && !pods.some((p) => p.name === m));
+  if (restart) {
+    return { type: 'CreatePod', member: restart, version, peers: s.recordedMembers, reason: 'no member answers and its pod is gone; restarting it on its data' };
+  }
+  return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
 }
 
 function planMembership(s: ClusterState, pods: PodView[], members: MemberView[], r: Rollout): Action {

@@ -14,7 +14,7 @@ const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
   pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', config: '', forced: false })),
-  claims: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })),
+  claims: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })), recordedMembers: ['a', 'b', 'c'],
   health: [h('a', { isLeader: true }), h('b'), h('c')],
   supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
 });
@@ -123,4 +123,11 @@ test('a rebuild from backup is recorded with the revisions lost, shown as Restor
   const done = clusterStatus(cluster({ status: cleared }), state({ bootstrapped: false }), { type: 'MarkBootstrapped' }, new Map(), '2026-11-22T01:00:00Z');
   assert.equal(done.rebuild?.completedAt, '2026-11-22T01:00:00Z');
   assert.equal(done.bootstrapped, true);
+});
+
+test('the recorded membership follows etcd member list and is kept while no member answers', () => {
+  const seen = clusterStatus(cluster(), state(), { type: 'Steady' }, reports(['3.5.17']), NOW);
+  assert.deepEqual(seen.membership, ['a', 'b', 'c']);
+  const blind = clusterStatus(cluster({ status: seen }), state({ members: undefined, health: [] }), { type: 'Wait', reason: 'x' }, new Map(), NOW);
+  assert.deepEqual(blind.membership, ['a', 'b', 'c']);
 });

@@ -13,7 +13,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
   return {
     desiredSize: names.length, paused: false, bootstrapped: true,
     pods: names.map((n) => pod(n)), claims: [],
-    members: names.map((n) => member(n)),
+    members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
     supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
@@ -61,6 +61,14 @@ test('a bootstrapped cluster with no pods at all is never bootstrapped again', (
   const action = plan(s);
   assert.equal(action.type, 'QuorumLost');
   assert.notEqual(plan({ ...s, members: undefined }).type, 'Bootstrap');
+});
+
+test('no member answers and the pods are gone: the recorded members restart on their claims, one at a time, naming all of them as peers', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [], health: [], members: undefined, claims: ['a', 'b', 'c'] });
+  assert.deepEqual(plan(s), { type: 'CreatePod', member: 'a', version: '3.5.17', peers: ['a', 'b', 'c'], reason: 'no member answers and its pod is gone; restarting it on its data' });
+  assert.equal((plan({ ...s, pods: [pod('a', { ready: false })] }) as { member?: string }).member, 'b', 'the next one, while the first is starting');
+  assert.equal(type(plan({ ...s, pods: [pod('a', { terminating: true })] })), 'Wait', 'never beside a pod of the same name still stopping');
+  assert.equal(type(plan({ ...s, claims: ['x'] })), 'Wait', 'a claim of a member not in the recorded membership is not started');
 });
 
 test('pods of an unknown bootstrap are not touched', () => {
@@ -273,7 +281,7 @@ test('a majority lost for good: reported and left alone without a restore policy
   assert.deepEqual(plan({ ...lost, rebuildFrom: from }), { type: 'StartRebuild', from, reason: '2 of 3 members are gone with their data; a majority is lost' });
   const allGone = healthy(['a', 'b', 'c'], { pods: [], members: undefined, health: [] });
   assert.equal(plan(allGone).type, 'QuorumLost', 'no member at all, no claim: lost too');
-  assert.equal(plan({ ...allGone, claims: ['a'] }).type, 'Wait', 'a claim may bring a member back');
+  assert.equal(plan({ ...allGone, claims: ['a'] }).type, 'CreatePod', 'a claim brings its member back');
 });
 
 test('a rebuild first removes every pod and claim of the lost cluster, then bootstraps afresh', () => {

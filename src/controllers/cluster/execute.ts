@@ -64,9 +64,11 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       return 1000;
     case 'MarkBootstrapped':
       return 500;
-    case 'CreatePod':
-      await createMember(x, action.member, action.version, 'existing', names.includes(action.member) ? names : [...names, action.member], undefined, action.forceNewCluster);
+    case 'CreatePod': {
+      const peers = action.peers ?? (names.includes(action.member) ? names : [...names, action.member]);
+      await createMember(x, action.member, action.version, 'existing', peers, undefined, action.forceNewCluster);
       return 1000;
+    }
     case 'AddMember': {
       const member = newMemberName(x.address.cluster);
       await x.etcd.memberAdd(leaderEndpoint(x), peerUrl(x.address, member), action.learner);
@@ -134,7 +136,10 @@ async function createMember(
   const ns = `/api/v1/namespaces/${x.address.namespace}`;
   const uid = x.cluster.metadata.uid ?? '';
   const claimSpec = x.cluster.spec.pod?.persistentVolumeClaimSpec;
-  if (claimSpec) {
+  // A claim is made only for a member that never started. One that started keeps its data on its claim, and
+  // a claim made anew would be empty: the member would rejoin having forgotten what it acknowledged.
+  const started = state === 'existing' && (x.members === undefined || x.members.some((m) => memberName(m) === member && m.name !== ''));
+  if (claimSpec && !started) {
     await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec)).catch(ignoreStatus(409));
   }
   const pod = memberPod({

@@ -123,6 +123,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     readyMembers: ready.length,
     selector: labelSelector(clusterLabels(cluster.metadata.name)),
     members: { ready, unready },
+    ...(s.members ? { membership: s.members.map((m) => m.name).sort() } : prev?.membership ? { membership: prev.membership } : {}),
     ...(leader ? { leader } : {}),
     ...(current ? { currentVersion: current } : {}),
     targetVersion: s.targetVersion,

@@ -63,6 +63,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     pods: o.pods.map((p) => podView(p, nowMs)),
     claims: o.claims,
     members: o.members?.map(memberView),
+    recordedMembers: cluster.status?.membership ?? [],
     health: [...o.statuses].map(([name, s]) => memberHealth(name, s)),
     // Learners exist from etcd 3.4; the operator supports nothing older.
     supportsLearners: true,

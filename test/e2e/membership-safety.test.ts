@@ -1,0 +1,45 @@
+// Issue 15: membership safety under the faults that lose etcd data, on the three-node lab.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { eventually } from '../support/lab.js';
+import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
+import type { Testbed } from '../support/cluster-testbed.js';
+import { startOperator } from '../support/operator-process.js';
+import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+
+/** member name → member ID, as the cluster's status reports them. */
+const memberIds = async (bed: Testbed, cluster: string): Promise<Map<string, string>> =>
+  new Map(((await bed.get(cluster)).status?.memberStatus ?? []).map((m) => [m.name, m.id ?? '']));
+
+for (const size of [3, 1]) {
+  test(`finding 9: every pod of a ${size}-member cluster on volumes deleted at once: the members come back on their claims, same IDs, every key`, async (t) => {
+    const bed = await testbed(t, `allgone${size}`);
+    const operator = startOperator(t, bed.namespace);
+    const name = 'powerloss';
+    await bed.create(name, { size, pod: ON_VOLUMES });
+    const members = await eventually(`${size} members on volumes`, 180_000, () => bed.settledMembers(name, size));
+    const ids = await memberIds(bed, name);
+    const endpoint = await bed.clientEndpoint(name);
+    const keys = Array.from({ length: 200 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
+    await eventually('200 keys written', 60_000, async () => { await etcdPutMany(endpoint, keys); return true; });
+
+    // What a power loss of every node does to the API's view: every member pod is gone at once; claims stay.
+    // The operator is stopped meanwhile, so that it never sees a member left to list the others from.
+    await operator.stop();
+    for (const member of members) await bed.core.deleteNamespacedPod({ name: member, namespace: bed.namespace, gracePeriodSeconds: 0 });
+    await eventually('every member pod gone', 60_000, async () =>
+      ((await bed.core.listNamespacedPod({ namespace: bed.namespace, labelSelector: `etcd_cluster=${name}` })).items.length === 0 ? true : undefined));
+    const restarted = startOperator(t, bed.namespace);
+    const lost = Date.now();
+    const back = await eventually('the same members back and ready', 180_000, async () => {
+      const now = await bed.settledMembers(name, size);
+      return now && now.join() === members.join() ? now : undefined;
+    });
+    t.diagnostic(`${back.join(', ')} back ${((Date.now() - lost) / 1000).toFixed(1)} s after every pod was deleted`);
+    assert.deepEqual(await memberIds(bed, name), ids, 'each member kept its ID');
+    const held = await eventually('keys readable', 30_000, () => etcdGetPrefix(endpoint, 'key-'));
+    assert.equal(held.size, keys.length, 'every key');
+    operator.succeeded();
+    restarted.succeeded();
+  });
+}
