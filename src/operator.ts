@@ -39,6 +39,10 @@ export interface OperatorOptions {
   autoTls: AutoTlsPolicy;
   /** The operator's image, for the steps it runs in pods. */
   operatorImage: string;
+  /** A member that answers nothing this long is restarted on its volume or, without one, replaced. */
+  replaceAfterMs: number;
+  /** A removed member's claim is kept this long. */
+  claimGraceMs: number;
   log: Logger;
 }
 
@@ -71,7 +75,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const clusterController = controllerOf('etcdcluster', clusterReconciler({
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
-    restores: restores.store, backups: backups.store, operatorImage: o.operatorImage, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: 60_000, learnerMaxLag: 1000 },
+    restores: restores.store, backups: backups.store, operatorImage: o.operatorImage, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: o.replaceAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000 },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,

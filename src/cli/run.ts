@@ -21,6 +21,9 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
   --log-level L            trace|debug|info|warn|error (default info)
   --auto-tls-validity S    lifetime in seconds of certificates made for TLS.auto clusters (default 90 days)
   --auto-tls-renew-before S  reissue them, rolling the members, this many seconds before expiry (default 30 days)
+  --replace-member-after S  a member that answers nothing for this many seconds is restarted on its volume or,
+                           without one, replaced (default 60)
+  --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
   --image IMAGE            the operator's own image, run in pods for restores and volume backups (default etcd-operator:dev)`;
 
 const OPTIONS = {
@@ -29,6 +32,7 @@ const OPTIONS = {
   'lease-namespace': { type: 'string' }, 'dns-server': { type: 'string' }, 'cluster-domain': { type: 'string', default: 'cluster.local' },
   workers: { type: 'string', default: '4' }, 'log-level': { type: 'string', default: 'info' },
   'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' }, image: { type: 'string', default: 'etcd-operator:dev' },
+  'replace-member-after': { type: 'string', default: '60' }, 'keep-removed-claims': { type: 'string', default: '600' },
 } as const;
 
 function positive(flag: string, text: string): number {
@@ -50,6 +54,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   if (autoTls.renewBeforeMs >= autoTls.validityMs) throw new UsageError('--auto-tls-renew-before must be shorter than --auto-tls-validity');
   const workers = positive('workers', values.workers);
+  const replaceAfterMs = positive('replace-member-after', values['replace-member-after']) * 1000;
+  const claimGraceMs = positive('keep-removed-claims', values['keep-removed-claims']) * 1000;
   const kubeConfig = loadKubeConfig(values.kubeconfig);
   const log = createLogger(values['log-level']);
   logProcessWarnings(log);
@@ -58,7 +64,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   await runOperator({
     kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
-    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image,
+    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, claimGraceMs,
   }, shutdown.signal);
   return 0;
 }

@@ -12,8 +12,10 @@
  *    caught up; a member added but never started gets its pod.
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
  *    without one, is removed (to be replaced); a member with a CORRUPT alarm is removed (its data is not
- *    trusted) and the alarm disarmed; a member failed or unready past the threshold is replaced. Removal
- *    needs quorum among the rest; the leader hands leadership over first.
+ *    trusted) and the alarm disarmed; a member whose pod failed or that answered nothing past the threshold
+ *    is restarted on its volume or, without one, replaced. Removal needs healthy voters for a quorum of the
+ *    rest and of the desired size; the leader hands leadership over first. A removed member's claim is kept
+ *    for a grace period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.
@@ -45,8 +47,6 @@ export interface PodView {
   phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
   ready: boolean;
   terminating: boolean;
-  /** How long the pod has been unready (since creation if it never was ready); 0 when ready. */
-  unreadyForMs: number;
   /** The members of the initial cluster, for a pod created by a bootstrap (state "new"). */
   bootstrapMembers?: string[];
   /** The etcd version the pod runs. */
@@ -91,8 +91,18 @@ export interface ClusterState {
   /** Status of each member that answered. */
   health: MemberHealth[];
   supportsLearners: boolean;
-  /** A member failed or unready for longer than this is replaced. */
+  /** A member that answers nothing this long is restarted on its volume or, without one, replaced. */
   replaceAfterMs: number;
+  /**
+   * How long each listed member with a pod has answered nothing, on the operator's own clock, counted afresh
+   * for each new pod; members that answer are absent. Readiness is not used: a slow member fails its probe
+   * while it still serves, and replacing it would cost a voter for nothing.
+   */
+  silentForMs: Record<string, number>;
+  /** How long each claim of no member (not in etcd's member list, no pod) has been so, on the operator's clock. */
+  unclaimedForMs: Record<string, number>;
+  /** A removed member's claim is kept this long, then deleted. */
+  claimGraceMs: number;
   /** A learner within this many raft entries of the leader is caught up. */
   learnerMaxLag: number;
   /** The version the spec asks for. */
@@ -133,6 +143,7 @@ export type Action =
   | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
   | { type: 'MoveLeader'; toMemberId: string; to: string; reason: string }
   | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string }
+  | { type: 'DeleteClaim'; member: string; reason: string }
   | { type: 'Wait'; reason: string }
   | { type: 'QuorumLost'; reason: string }
   | { type: 'StartRebuild'; from: BackupView; reason: string }
@@ -241,7 +252,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 
   // 4. Repairs.
   const orphan = pods.find((p) => !members.some((m) => m.name === p.name));
-  if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: true, reason: 'pod is not a member of the cluster' };
+  if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: false, reason: 'pod is not a member of the cluster' };
   for (const m of voters.filter((v) => !podOf(v.name))) {
     if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, version, reason: 'pod gone; rejoining with its data' };
   }
@@ -264,16 +275,16 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
   const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace) : undefined;
   if (recovery) return recovery;
-  const broken = voters.find((m) => {
-    const pod = podOf(m.name);
-    return pod && (pod.phase === 'Failed' || (!pod.ready && pod.unreadyForMs > s.replaceAfterMs));
-  });
+  const failed = (m: MemberView): boolean => podOf(m.name)?.phase === 'Failed';
+  const broken = voters.find((m) => failed(m) || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs);
   if (broken) {
-    if (s.claims.includes(broken.name) && podOf(broken.name)?.phase === 'Failed') {
-      return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: 'pod failed; recreating it on its data' };
-    }
-    return removal(s, broken, 'member failed or unready too long; replacing it', voters, leader);
+    const why = failed(broken) ? 'pod failed' : `answered nothing for ${Math.round((s.silentForMs[broken.name] ?? 0) / 1000)} s`;
+    // A member with a volume is only ever restarted on its data: replacing it would throw its data away.
+    if (s.claims.includes(broken.name)) return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: `${why}; restarting it on its data` };
+    return removal(s, broken, `${why}; replacing it`, voters, leader);
   }
+  const expired = Object.entries(s.unclaimedForMs).find(([name, ms]) => ms > s.claimGraceMs && !members.some((m) => m.name === name) && !s.pods.some((p) => p.name === name));
+  if (expired) return { type: 'DeleteClaim', member: expired[0], reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
 
   // 5. Readiness gate.
   const unready = pods.find((p) => !p.ready);
@@ -386,11 +397,16 @@ function planDefragmentation(s: ClusterState, voters: MemberView[]): Action | un
   return next ? { type: 'Defragment', member: next.name, reason: `more than ${policy.unusedPercent}% of its database is unused` } : undefined;
 }
 
-/** Removes a member, after moving leadership away from it, if removing it leaves a quorum of healthy members. */
+/**
+ * Removes a member, after moving leadership away from it, if the members that answer without it are a quorum
+ * both of the members left and of the size asked for: a repair never leaves fewer healthy voters than the
+ * cluster needs at its full size.
+ */
 function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
   const healthyAfter = answering(voters.filter((v) => v.name !== m.name), s.health);
-  if (healthyAfter < quorum(voters.length - 1)) {
-    return { type: 'Wait', reason: `removing ${m.name} would leave ${healthyAfter} healthy of ${voters.length - 1}: no quorum` };
+  const needed = Math.max(quorum(voters.length - 1), quorum(s.desiredSize));
+  if (healthyAfter < needed) {
+    return { type: 'Wait', reason: `removing ${m.name} would leave ${healthyAfter} healthy voters, fewer than the ${needed} needed` };
   }
   if (leader?.name === m.name) {
     const successor = voters.find((v) => v.name !== m.name && answers(s.health, v.name));

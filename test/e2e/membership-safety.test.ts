@@ -6,6 +6,10 @@ import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+import { inject } from '../support/faults.js';
+import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkLoad } from '../support/load-check.js';
+import { memberNames, watchMembership } from '../support/chaos.js';
 
 /** member name → member ID, as the cluster's status reports them. */
 const memberIds = async (bed: Testbed, cluster: string): Promise<Map<string, string>> =>
@@ -43,3 +47,41 @@ for (const size of [3, 1]) {
     restarted.succeeded();
   });
 }
+
+// The operator replaces a member after 15 s here instead of 60 s, so that a minute of starvation is four times
+// the threshold: what three minutes are to the default.
+const REPLACE_AFTER_S = 15;
+const STARVED_MS = 60_000;
+
+test(`finding 1: two of three members CPU-starved for ${STARVED_MS / 1000} s (${REPLACE_AFTER_S} s replacement threshold): unready but answering, no member is removed, no write lost`, async (t) => {
+  const bed = await testbed(t, 'starved');
+  const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
+  const name = 'starved';
+  await bed.create(name, { size: 3 });
+  const members = await eventually('3 members settled', 120_000, () => bed.settledMembers(name, 3));
+  const endpoint = await bed.clientEndpoint(name);
+  await untilServing(endpoint);
+  const membership = watchMembership(t, bed, name);
+  const load = startWriteLoad(endpoint, 'load-');
+  const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
+  const starved = members.filter((m) => m !== leader);
+  const feeds = [];
+  for (const pod of starved) feeds.push(await inject(t, { kind: 'slow-member', namespace: bed.namespace, pod, cpuMillisPerSecond: 3 }));
+  await eventually('the starved members seen unready', 60_000, async () => {
+    const unready = (await bed.get(name)).status?.members?.unready ?? [];
+    return starved.every((m) => unready.includes(m)) ? true : undefined;
+  });
+  await new Promise((r) => setTimeout(r, STARVED_MS));
+  for (const feed of feeds) await feed();
+  const back = await eventually('fed again: 3 members settled', 180_000, () => bed.settledMembers(name, 3));
+  // Starved, the two hold back every commit (each is needed for a quorum); fed, the cluster writes at speed.
+  await new Promise((r) => setTimeout(r, 5000));
+  checkLoad(t, 'two members starved, then fed', await load.finish());
+  const m = membership.stop();
+  const removals = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'RemoveMember');
+  t.diagnostic(`starved ${starved.join(', ')}; membership ${m.fewest}–${m.most}; removals: ${removals.map((e) => e.message).join(' | ') || 'none'}`);
+  assert.deepEqual(removals.map((e) => e.message), [], 'no member removed');
+  assert.deepEqual(back, members, 'the same members');
+  assert.deepEqual(await memberNames(bed, name), members);
+  operator.succeeded();
+});

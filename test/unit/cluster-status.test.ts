@@ -13,10 +13,10 @@ const cluster = (o: Partial<EtcdCluster> = {}): EtcdCluster => ({
 const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 9, isLeader: false, revision: 5, dbSize: 100, dbSizeInUse: 50, ...o });
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
-  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', config: '', forced: false })),
+  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false })),
   claims: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })), recordedMembers: ['a', 'b', 'c'],
   health: [h('a', { isLeader: true }), h('b'), h('c')],
-  supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
+  supportsLearners: true, replaceAfterMs: 60_000, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
 });
 const NOW = '2026-11-22T00:00:00Z';
 /** What members report: one status per version given, named a, b, c… */
@@ -68,16 +68,16 @@ test('a condition keeps its transition time while its status holds', () => {
   assert.equal(later.conditions?.find((c) => c.type === 'Available')?.lastTransitionTime, NOW);
 });
 
-test('pod views: readiness, how long unready, terminating, the bootstrap a pod came from and its version', () => {
+test('pod views: readiness, terminating, the bootstrap a pod came from and its version', () => {
   const view = podView({
     metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q', 'etcd.version': '3.6.5', 'etcd.database.coreos.com/config': 'abc' }, deletionTimestamp: new Date(5) },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(1000) }] },
-  }, 61_000);
-  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, unreadyForMs: 60_000, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false });
+  });
+  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false });
 });
 
 test('while members roll to a new version the phase is Upgrading; a refused version says why', () => {
-  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, unreadyForMs: 0, version: i === 0 ? '3.5.35' : '3.5.17', config: '', forced: false }));
+  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, version: i === 0 ? '3.5.35' : '3.5.17', config: '', forced: false }));
   const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', reason: 'x' }, reports(['3.5.35', '3.5.17', '3.5.17']), NOW);
   assert.equal(rolling.phase, 'Upgrading');
   assert.deepEqual([rolling.currentVersion, rolling.targetVersion], ['3.5.17', '3.5.35']);

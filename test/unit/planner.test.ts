@@ -4,7 +4,7 @@ import { plan, quorum } from '../../src/etcd/planner.js';
 import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
-  ({ name, phase: 'Running', ready: true, terminating: false, unreadyForMs: 0, version: '3.5.17', config: '', forced: false, ...o });
+  ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
 const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
 
@@ -15,7 +15,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+    supportsLearners: true, replaceAfterMs: 60_000, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
   };
 }
@@ -101,9 +101,9 @@ test('scale down removes a non-leader, one at a time', () => {
   assert.deepEqual(action, { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' });
 });
 
-test('a pod that is not a member is deleted with its claim', () => {
+test('a pod that is not a member is deleted; its claim stays for the grace period', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c'), pod('old')] });
-  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'old', deleteClaim: true, reason: 'pod is not a member of the cluster' });
+  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'old', deleteClaim: false, reason: 'pod is not a member of the cluster' });
 });
 
 test('a member whose pod is gone rejoins on its volume, or without one is removed for replacement', () => {
@@ -115,14 +115,28 @@ test('a member whose pod is gone rejoins on its volume, or without one is remove
 test('a failed member is replaced; with a volume, its pod is recreated on the data instead', () => {
   const failed = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { phase: 'Failed', ready: false })] });
   assert.equal(plan(failed).type, 'RemoveMember');
-  assert.deepEqual(plan({ ...failed, claims: ['c'] }), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'pod failed; recreating it on its data' });
+  assert.deepEqual(plan({ ...failed, claims: ['c'] }), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'pod failed; restarting it on its data' });
 });
 
-test('an unready member is replaced only after the threshold; before it, everything else waits', () => {
-  const unready = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b'), pod('c', { ready: false, unreadyForMs: 5_000 })] });
-  assert.deepEqual(plan(unready), { type: 'Wait', reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
-  const longUnready = { ...unready, pods: [pod('a'), pod('b'), pod('c', { ready: false, unreadyForMs: 120_000 })] };
-  assert.equal(plan(longUnready).type, 'RemoveMember');
+test('a member is replaced only once it answered nothing past the threshold; before it, everything else waits', () => {
+  const silent = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b'), pod('c', { ready: false })], health: [health('a', { isLeader: true }), health('b')], silentForMs: { c: 5_000 } });
+  assert.deepEqual(plan(silent), { type: 'Wait', reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
+  const long = { ...silent, desiredSize: 3, silentForMs: { c: 120_000 } };
+  assert.deepEqual(plan(long), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'answered nothing for 120 s; replacing it' });
+  assert.deepEqual(plan({ ...long, claims: ['c'] }), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'answered nothing for 120 s; restarting it on its data' },
+    'with a volume it is restarted on its data, never replaced');
+});
+
+test('an unready member that answers is never replaced, however long it is unready (finding 1)', () => {
+  const slow = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })] });
+  assert.deepEqual(plan(slow), { type: 'Wait', reason: 'member b is not ready' });
+});
+
+test('a removed member\'s claim is deleted only after the grace period, and never a member\'s', () => {
+  const s = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c', 'old'], unclaimedForMs: { old: 60_000 } });
+  assert.equal(plan(s).type, 'Steady', 'within the grace period it stays');
+  assert.deepEqual(plan({ ...s, unclaimedForMs: { old: 700_000 } }), { type: 'DeleteClaim', member: 'old', reason: 'claim of no member for 600 s' });
+  assert.equal(plan({ ...s, unclaimedForMs: { a: 700_000 } }).type, 'Steady', 'a member\'s claim, whatever the clock says');
 });
 
 test('the leader hands leadership to a healthy member before it is removed', () => {
@@ -134,13 +148,13 @@ test('no removal that would leave the rest without a healthy quorum', () => {
   // d is gone for good; a, b, c answer: removing d leaves three, all healthy.
   const s = healthy(['a', 'b', 'c', 'd'], { pods: [pod('a'), pod('b'), pod('c')], health: [health('a', { isLeader: true }), health('b'), health('c')] });
   assert.equal(plan(s).type, 'RemoveMember');
-  // b answers but its pod has been unready too long; c does not answer (restarting). Removing b would leave
-  // a and c with only a healthy: no quorum of two. Wait instead.
+  // b's pod failed but b answers; c does not answer (restarting). Removing b would leave a and c with only a
+  // healthy: no quorum of two. Wait instead.
   const risky = healthy(['a', 'b', 'c'], {
-    pods: [pod('a'), pod('b', { ready: false, unreadyForMs: 120_000 }), pod('c', { ready: false, unreadyForMs: 1_000 })],
+    pods: [pod('a'), pod('b', { phase: 'Failed', ready: false }), pod('c', { ready: false })],
     health: [health('a', { isLeader: true }), health('b')],
   });
-  assert.deepEqual(plan(risky), { type: 'Wait', reason: 'removing b would leave 1 healthy of 2: no quorum' });
+  assert.deepEqual(plan(risky), { type: 'Wait', reason: 'removing b would leave 1 healthy voters, fewer than the 2 needed' });
 });
 
 test('quorum lost with pods or volumes still there waits; with a majority gone with their data it is reported', () => {

@@ -82,8 +82,12 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       await x.etcd.moveLeader(leaderEndpoint(x), action.toMemberId);
       return 500;
     case 'RemoveMember':
+      // Its claim stays for the grace period: a removal on a wrong judgement must not also destroy the data.
       await x.etcd.memberRemove(leaderEndpoint(x, action.member), action.memberId);
-      await deleteMember(x, action.member, true);
+      await deleteMember(x, action.member, false);
+      return 1000;
+    case 'DeleteClaim':
+      await x.transport.call('DELETE', `/api/v1/namespaces/${x.address.namespace}/persistentvolumeclaims/${action.member}`).catch(ignoreStatus(404));
       return 1000;
     case 'DeletePod':
       await deleteMember(x, action.member, action.deleteClaim);

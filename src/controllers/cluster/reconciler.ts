@@ -21,7 +21,9 @@ import { memberDisruptionBudget, minAvailable } from '../../k8s/disruption-budge
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import { clusterState } from './views.js';
-import type { PlannerSettings } from './views.js';
+import type { Observed, PlannerSettings, Timings } from './views.js';
+import { Durations } from '../../runtime/durations.js';
+import { memberName } from '../../etcd/client.js';
 import { clusterStatus, misconfigured } from './status.js';
 import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
@@ -52,11 +54,17 @@ const WARNINGS: Action['type'][] = ['QuorumLost', 'UpgradeRefused', 'StartRebuil
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
+  const silence = new Durations();
+  const unclaimed = new Durations();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const cluster = d.clusters.get(namespace, name);
     // Gone: everything it made carries its owner reference, and the garbage collector removes it.
-    if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) return undefined;
+    if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
+      silence.forget(key);
+      unclaimed.forget(key);
+      return undefined;
+    }
     const uid = cluster.metadata.uid;
     const tlsNames = tlsSecretNames(name, cluster.spec);
     const address: ClusterAddress = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: tlsNames !== undefined };
@@ -82,9 +90,12 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     const pods = d.pods.ownedBy(uid);
     // A claim being deleted holds no data to come back to.
-    const claims = d.claims.ownedBy(uid).filter((c) => !c.metadata?.deletionTimestamp).map((c) => c.metadata?.name ?? '');
+    const liveClaims = d.claims.ownedBy(uid).filter((c) => !c.metadata?.deletionTimestamp);
+    const claims = liveClaims.map((c) => c.metadata?.name ?? '');
     const etcdView = await observeEtcd(etcd, address, pods);
-    const state = clusterState(cluster, { pods, claims, ...etcdView }, d.settings, Date.now(), tls, latestBackup(d, cluster));
+    const observed: Observed = { pods, claims, ...etcdView };
+    const timings = clock(key, observed, liveClaims, performance.now());
+    const state = clusterState(cluster, observed, d.settings, timings, tls, latestBackup(d, cluster));
     const action = plan(state);
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
     const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log });
@@ -102,6 +113,23 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };
+
+  /**
+   * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh) and each
+   * claim of no member (per claim). Without a member list neither is judged, and both start again.
+   */
+  function clock(scope: string, o: Observed, liveClaims: V1PersistentVolumeClaim[], nowMs: number): Timings {
+    const listed = new Set((o.members ?? []).map(memberName));
+    const silent = o.members ? o.pods.filter((p) => listed.has(p.metadata?.name ?? '') && !p.metadata?.deletionTimestamp && !o.statuses.has(p.metadata?.name ?? '')) : [];
+    const orphaned = o.members ? liveClaims.filter((c) => !listed.has(c.metadata?.name ?? '') && !o.pods.some((p) => p.metadata?.name === c.metadata?.name)) : [];
+    const byName = (durations: Map<string, number>): Record<string, number> =>
+      Object.fromEntries([...durations].map(([k, ms]) => [k.split(' ')[0] ?? '', ms]));
+    const keyOf = (x: V1Pod | V1PersistentVolumeClaim): string => `${x.metadata?.name ?? ''} ${x.metadata?.uid ?? ''}`;
+    return {
+      silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
+      unclaimedForMs: byName(unclaimed.observe(scope, orphaned.map(keyOf), nowMs)),
+    };
+  }
 }
 
 /** The newest good snapshot of the restore policy's EtcdBackup, if the policy is set and one was taken. */

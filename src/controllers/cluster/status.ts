@@ -13,7 +13,7 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
 }
 
 const BUSY: Action['type'][] = [
-  'Bootstrap', 'ResumeBootstrap', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'Wait',
+  'Bootstrap', 'ResumeBootstrap', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'Wait',
   'Compact', 'Defragment', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
 ];
 

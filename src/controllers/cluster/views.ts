@@ -13,17 +13,14 @@ const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.typ
 export const podReady = (pod: V1Pod): boolean => readyCondition(pod)?.status === 'True';
 
 /** What the planner needs to know of a pod. */
-export function podView(pod: V1Pod, nowMs: number): PodView {
-  const ready = readyCondition(pod);
+export function podView(pod: V1Pod): PodView {
   const isReady = podReady(pod);
-  const since = ready?.lastTransitionTime ?? pod.metadata?.creationTimestamp;
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
   return {
     name: pod.metadata?.name ?? '',
     phase: (pod.status?.phase ?? 'Pending') as PodView['phase'],
     ready: isReady,
     terminating: pod.metadata?.deletionTimestamp !== undefined,
-    unreadyForMs: isReady || !since ? 0 : Math.max(0, nowMs - new Date(since).getTime()),
     version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
     config: pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
@@ -50,17 +47,24 @@ const ETCD_DEFAULT_QUOTA_BYTES = 2 * 1024 ** 3;
 
 export interface PlannerSettings {
   replaceAfterMs: number;
+  claimGraceMs: number;
   learnerMaxLag: number;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, nowMs: number, tls?: MemberTls, rebuildFrom?: BackupView): ClusterState {
+/** What the operator's own clock says of a cluster's members and claims (see Durations). */
+export interface Timings {
+  silentForMs: Record<string, number>;
+  unclaimedForMs: Record<string, number>;
+}
+
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, tls?: MemberTls, rebuildFrom?: BackupView): ClusterState {
   const rebuild = cluster.status?.rebuild;
   const recovery = cluster.status?.survivorRecovery;
   return {
     desiredSize: cluster.spec.size,
     paused: cluster.spec.paused ?? false,
     bootstrapped: cluster.status?.bootstrapped ?? false,
-    pods: o.pods.map((p) => podView(p, nowMs)),
+    pods: o.pods.map(podView),
     claims: o.claims,
     members: o.members?.map(memberView),
     recordedMembers: cluster.status?.membership ?? [],
@@ -78,5 +82,6 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     ...(cluster.spec.restorePolicy?.fromSurvivor ? { survivorPolicy: cluster.spec.restorePolicy.fromSurvivor } : {}),
     ...(recovery?.survivor && !recovery.completedAt ? { survivorRecovery: { survivor: recovery.survivor, forced: recovery.forced ?? false } } : {}),
     ...settings,
+    ...timings,
   };
 }
