@@ -146,6 +146,7 @@ export type Action =
   | { type: 'DeleteClaim'; member: string; reason: string }
   | { type: 'Wait'; reason: string }
   | { type: 'QuorumLost'; reason: string }
+  | { type: 'CorruptionUndecided'; reason: string }
   | { type: 'StartRebuild'; from: BackupView; reason: string }
   | { type: 'ClearedForRebuild' }
   | { type: 'StartSurvivorRecovery'; survivor: string; revision: number; reason: string }
@@ -204,7 +205,12 @@ export function plan(s: ClusterState): Action {
 
 function planBootstrap(s: ClusterState, pods: PodView[], version: string): Action {
   const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers;
-  if (!initial) return pods.length === 0 ? { type: 'Bootstrap', size: s.desiredSize, version } : { type: 'Wait', reason: 'pods of an unknown bootstrap exist' };
+  if (!initial) {
+    // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
+    // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
+    if (s.pods.length > 0 || s.claims.length > 0) return { type: 'Wait', reason: 'pods or claims of an unknown bootstrap exist; not bootstrapping beside them' };
+    return { type: 'Bootstrap', size: s.desiredSize, version };
+  }
   // Once every initial member has started, the cluster exists: from then on no member is ever created with
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
   const started = initial.filter((m) => s.members?.some((v) => v.name === m && v.started));
@@ -247,8 +253,13 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     }
     return { type: 'Wait', reason: `learner ${learner.name} catching up` };
   }
-  const unstarted = voters.find((m) => !m.started && !podOf(m.name));
-  if (unstarted) return { type: 'CreatePod', member: unstarted.name, version, reason: 'member added; starting its pod' };
+  const unstarted = voters.find((m) => !m.started);
+  if (unstarted) {
+    if (!podOf(unstarted.name)) return { type: 'CreatePod', member: unstarted.name, version, reason: 'member added; starting its pod' };
+    // Until it starts no other change is made; one that never starts is removed again (finding 7).
+    if ((s.silentForMs[unstarted.name] ?? 0) > s.replaceAfterMs) return removal(s, unstarted, 'member added but never started; removing it', voters, leader);
+    return { type: 'Wait', reason: `member ${unstarted.name} starting` };
+  }
 
   // 4. Repairs.
   const orphan = pods.find((p) => !members.some((m) => m.name === p.name));
@@ -270,6 +281,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (corrupt.length > 0) {
     const bad = members.find((m) => corrupt.some((a) => a.memberId === m.id));
     if (bad) return removal(s, bad, 'CORRUPT alarm: its data differs from the other members; replacing it', voters, leader);
+    // etcd names member 0 when no majority of hashes agree: which replica is right is not known, and writes
+    // on divergent replicas must not resume. A person decides.
+    const unnamed = corrupt.filter((a) => a.memberId === '0' || a.memberId === '');
+    if (unnamed.length > 0) return { type: 'CorruptionUndecided', reason: 'etcd raised CORRUPT naming no member: the members disagree and no majority agrees; compare their data (etcdctl endpoint hashkv) and remove the wrong ones' };
     return { type: 'DisarmAlarms', alarms: corrupt, reason: 'the corrupted member is gone' };
   }
   const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
@@ -414,3 +429,33 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
   }
   return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };
 }
+
+/** The removal's quorum check, as the invariant states it: healthy voters left reach both quorums. */
+const removalKeepsQuorum = (s: ClusterState, member: string): boolean => {
+  const voters = votersOf(s.members);
+  const left = voters.filter((v) => v.name !== member);
+  return answering(left, s.health) >= Math.max(quorum(left.length), quorum(s.desiredSize));
+};
+
+/** Whether a membership change is in flight: a learner, or a voter added that has not started. */
+const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.find((m) => m.isLearner || !m.started);
+
+/**
+ * What the planner must never do, whatever it observes: each holds of every state and the action planned for
+ * it (checked over generated states by the property tests).
+ */
+export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean> = {
+  'never bootstrap a cluster that owns a pod or a claim, or that status says came up': (s, a) =>
+    a.type !== 'Bootstrap' || (s.pods.length === 0 && s.claims.length === 0 && !s.bootstrapped),
+  'never a membership change while another is in flight, other than removing the one in flight': (s, a) => {
+    const inFlight = changeInFlight(s);
+    if (!inFlight) return true;
+    return a.type !== 'AddMember' && (a.type !== 'RemoveMember' || a.member === inFlight.name);
+  },
+  'a removal leaves healthy voters for a quorum of the rest and of the desired size': (s, a) =>
+    a.type !== 'RemoveMember' || removalKeepsQuorum(s, a.member),
+  'never delete the claim of a listed member': (s, a) =>
+    !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
+  'never disarm an alarm that names no member': (_s, a) =>
+    a.type !== 'DisarmAlarms' || a.alarms.every((x) => x.memberId !== '0' && x.memberId !== ''),
+};

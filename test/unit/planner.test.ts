@@ -324,3 +324,19 @@ test('recovery from a survivor: the furthest one, alone with --force-new-cluster
   assert.deepEqual(plan({ ...alone, survivorRecovery: { survivor: 'a', forced: true }, pods: [pod('a')] }), { type: 'CompleteSurvivorRecovery', survivor: 'a' });
   assert.equal(plan({ ...alone, survivorRecovery: undefined, pods: [pod('a')] }).type, 'AddMember', 'then it scales back out');
 });
+
+test('a CORRUPT alarm naming no member is never disarmed: a person decides (finding 4)', () => {
+  const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: '0', alarm: 'CORRUPT' }] });
+  assert.equal(plan(s).type, 'CorruptionUndecided');
+  assert.equal(plan({ ...s, alarms: [{ memberId: 'id-gone', alarm: 'CORRUPT' }] }).type, 'DisarmAlarms', 'the alarm of a member already removed is disarmed');
+});
+
+test('an added member that has not started holds every other change; one that never starts is removed (finding 7)', () => {
+  const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 5, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { started: false })), health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
+  assert.deepEqual(plan(s), { type: 'Wait', reason: 'member d starting' });
+  assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'member added but never started; removing it' });
+});
+
+test('claims without pods or a recorded bootstrap stop a bootstrap (finding 2)', () => {
+  assert.equal(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'] })).type, 'Wait');
+});

@@ -107,6 +107,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'Wait':
       return 2000;
     case 'QuorumLost':
+    case 'CorruptionUndecided':
     case 'UpgradeRefused':
       return 30_000;
     // Recorded in status by the reconciler; nothing to do in the cluster itself.

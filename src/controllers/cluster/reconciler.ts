@@ -50,7 +50,7 @@ export interface ClusterReconcilerDeps {
 }
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
-const WARNINGS: Action['type'][] = ['QuorumLost', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
+const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {

@@ -35,7 +35,7 @@ function noSpaceRecovery(s: ClusterState, action: Action): NoSpaceRecovery | und
 }
 
 function degraded(s: ClusterState, action: Action, unready: string[], rebuild: Rebuild | undefined): Omit<Condition, 'lastTransitionTime'> {
-  if (action.type === 'QuorumLost') return { type: 'Degraded', status: 'True', reason: 'QuorumLost', message: action.reason };
+  if (action.type === 'QuorumLost' || action.type === 'CorruptionUndecided') return { type: 'Degraded', status: 'True', reason: action.type, message: action.reason };
   if (rebuild && !rebuild.completedAt) {
     return { type: 'Degraded', status: 'True', reason: 'RebuildingFromBackup', message: `a majority was lost; rebuilding from EtcdBackup ${rebuild.backup} at revision ${rebuild.revision}` };
   }

@@ -1,0 +1,59 @@
+// The planner's safety invariants (src/etcd/planner.ts, INVARIANTS), checked over generated cluster states.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { INVARIANTS, plan } from '../../src/etcd/planner.js';
+import type { AlarmView, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
+
+const NAMES = ['a', 'b', 'c', 'd', 'e'] as const;
+const VERSIONS = ['3.5.17', '3.6.5'];
+
+/** Some of the names, in order. */
+const someNames = fc.subarray([...NAMES]);
+
+const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
+  phase: fc.constantFrom<PodView['phase']>('Pending', 'Running', 'Running', 'Failed', 'Unknown'),
+  ready: fc.boolean(), terminating: fc.boolean(), version: fc.constantFrom(...VERSIONS), config: fc.constantFrom('', 'x'),
+  forced: fc.constant(false), bootstrap: fc.option(someNames, { nil: undefined }),
+}).map(({ bootstrap, ...p }) => ({ name, ...p, ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) }));
+
+const memberOf = (name: string): fc.Arbitrary<MemberView> =>
+  fc.record({ isLearner: fc.boolean(), started: fc.boolean() }).map((m) => ({ id: `id-${name}`, name, ...m }));
+
+const healthOf = (name: string): fc.Arbitrary<MemberHealth> => fc.record({
+  raftIndex: fc.integer({ min: 0, max: 3000 }), revision: fc.integer({ min: 1, max: 1000 }), dbSize: fc.integer({ min: 0, max: 2 ** 31 }),
+}).map((h) => ({ name, isLeader: false, dbSizeInUse: Math.floor(h.dbSize / 2), ...h }));
+
+/** Cluster states of up to five members, any mix of pods, claims, answers, alarms and timings. */
+const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
+  desiredSize: fc.integer({ min: 1, max: 5 }),
+  bootstrapped: fc.boolean(),
+  podNames: someNames, claims: someNames, memberNames: fc.option(someNames, { nil: undefined }), answering: someNames,
+  leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }), recordedMembers: someNames,
+  silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
+  unclaimed: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 2_000_000 })),
+  alarms: fc.array(fc.record({ memberId: fc.constantFrom('0', ...NAMES.map((n) => `id-${n}`)), alarm: fc.constantFrom<AlarmView['alarm']>('NOSPACE', 'CORRUPT') }), { maxLength: 2 }),
+  targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
+  rebuildFrom: fc.option(fc.constant({ backup: 'b', path: 'p', revision: 5 }), { nil: undefined }),
+}).chain((g) => fc.record({
+  pods: fc.tuple(...g.podNames.map(podOf)),
+  members: g.memberNames === undefined ? fc.constant(undefined) : fc.tuple(...g.memberNames.map(memberOf)),
+  health: fc.tuple(...(g.memberNames ?? []).filter((n) => g.answering.includes(n)).map(healthOf)),
+}).map(({ pods, members, health }): ClusterState => ({
+  desiredSize: g.desiredSize, paused: false, bootstrapped: g.bootstrapped,
+  pods, claims: g.claims, members, recordedMembers: g.recordedMembers,
+  health: health.map((h) => ({ ...h, isLeader: h.name === g.leader })),
+  supportsLearners: true, replaceAfterMs: 60_000, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
+  targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
+  ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
+  ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
+})));
+
+for (const [name, holds] of Object.entries(INVARIANTS)) {
+  test(`planner invariant, over 5,000 generated states: ${name}`, () => {
+    fc.assert(fc.property(clusterStates, (s) => {
+      const action = plan(s);
+      assert.ok(holds(s, action), `${name}: ${JSON.stringify(action)}`);
+    }), { numRuns: 5000 });
+  });
+}
