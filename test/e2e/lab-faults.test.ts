@@ -71,6 +71,10 @@ test('node partition: the node and its pods keep running but reach nobody and no
   await readyPod(c, namespace, shellPod('prober', cut,
     `while true; do if ${httpGet(outside)}; then echo "$(date +%s) ok"; else echo "$(date +%s) fail"; fi; sleep 1; done`));
   const kubelet = labDaemonPid(`${cut}-kubelet`);
+  /** The prober's lines so far, as [unix seconds, result]. */
+  const probes = async (): Promise<string[][]> => (await podLog(c, namespace, 'prober')).trim().split('\n').map((l) => l.split(' '));
+  // Running is not enough: its first answer must be in before the cut, or the last check below is luck.
+  await eventually('the prober reaching out before the partition', 30_000, async () => ((await probes()).some(([, result]) => result === 'ok') ? true : undefined));
 
   const heal = await inject(t, { kind: 'node-partition', node: cut });
   const cutAt = Math.floor(Date.now() / 1000);
@@ -87,7 +91,7 @@ test('node partition: the node and its pods keep running but reach nobody and no
   await eventually('the cut pod answering again', 30_000, () => etcdGet(endpointOf(inside), 'health-check').then(() => true));
   await untilReadiness(c, cut, 'True');
   const lines = await eventually('the prober reaching out again', 30_000, async () => {
-    const log = (await podLog(c, namespace, 'prober')).trim().split('\n').map((l) => l.split(' '));
+    const log = await probes();
     return log.some(([at, result]) => Number(at) > healAt && result === 'ok') ? log : undefined;
   });
   const during = lines.filter(([at]) => Number(at) > cutAt + 2 && Number(at) < healAt);
