@@ -283,8 +283,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (bad) return removal(s, bad, 'CORRUPT alarm: its data differs from the other members; replacing it', voters, leader);
     // etcd names member 0 when no majority of hashes agree: which replica is right is not known, and writes
     // on divergent replicas must not resume. A person decides.
-    const unnamed = corrupt.filter((a) => a.memberId === '0' || a.memberId === '');
-    if (unnamed.length > 0) return { type: 'CorruptionUndecided', reason: 'etcd raised CORRUPT naming no member: the members disagree and no majority agrees; compare their data (etcdctl endpoint hashkv) and remove the wrong ones' };
+    if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: 'etcd raised CORRUPT naming no member: the members disagree and no majority agrees; compare their data (etcdctl endpoint hashkv) and remove the wrong ones' };
     return { type: 'DisarmAlarms', alarms: corrupt, reason: 'the corrupted member is gone' };
   }
   const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
@@ -418,10 +417,9 @@ function planDefragmentation(s: ClusterState, voters: MemberView[]): Action | un
  * cluster needs at its full size.
  */
 function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
-  const healthyAfter = answering(voters.filter((v) => v.name !== m.name), s.health);
-  const needed = Math.max(quorum(voters.length - 1), quorum(s.desiredSize));
-  if (healthyAfter < needed) {
-    return { type: 'Wait', reason: `removing ${m.name} would leave ${healthyAfter} healthy voters, fewer than the ${needed} needed` };
+  const { healthy, needed } = afterRemoval(s, m.name);
+  if (healthy < needed) {
+    return { type: 'Wait', reason: `removing ${m.name} would leave ${healthy} healthy voters, fewer than the ${needed} needed` };
   }
   if (leader?.name === m.name) {
     const successor = voters.find((v) => v.name !== m.name && answers(s.health, v.name));
@@ -430,12 +428,14 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
   return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };
 }
 
-/** The removal's quorum check, as the invariant states it: healthy voters left reach both quorums. */
-const removalKeepsQuorum = (s: ClusterState, member: string): boolean => {
-  const voters = votersOf(s.members);
-  const left = voters.filter((v) => v.name !== member);
-  return answering(left, s.health) >= Math.max(quorum(left.length), quorum(s.desiredSize));
-};
+/** The voters left answering without `member`, and how many a removal needs: a quorum of the rest and of the desired size. */
+function afterRemoval(s: ClusterState, member: string): { healthy: number; needed: number } {
+  const left = votersOf(s.members).filter((v) => v.name !== member);
+  return { healthy: answering(left, s.health), needed: Math.max(quorum(left.length), quorum(s.desiredSize)) };
+}
+
+/** etcd names member 0 in a CORRUPT alarm when no majority of hashes agrees. */
+const namesNoMember = (a: AlarmView): boolean => a.memberId === '0' || a.memberId === '';
 
 /** Whether a membership change is in flight: a learner, or a voter added that has not started. */
 const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.find((m) => m.isLearner || !m.started);
@@ -452,10 +452,13 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     if (!inFlight) return true;
     return a.type !== 'AddMember' && (a.type !== 'RemoveMember' || a.member === inFlight.name);
   },
-  'a removal leaves healthy voters for a quorum of the rest and of the desired size': (s, a) =>
-    a.type !== 'RemoveMember' || removalKeepsQuorum(s, a.member),
+  'a removal leaves healthy voters for a quorum of the rest and of the desired size': (s, a) => {
+    if (a.type !== 'RemoveMember') return true;
+    const { healthy, needed } = afterRemoval(s, a.member);
+    return healthy >= needed;
+  },
   'never delete the claim of a listed member': (s, a) =>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
   'never disarm an alarm that names no member': (_s, a) =>
-    a.type !== 'DisarmAlarms' || a.alarms.every((x) => x.memberId !== '0' && x.memberId !== ''),
+    a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
 };

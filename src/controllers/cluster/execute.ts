@@ -87,7 +87,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       await deleteMember(x, action.member, false);
       return 1000;
     case 'DeleteClaim':
-      await x.transport.call('DELETE', `/api/v1/namespaces/${x.address.namespace}/persistentvolumeclaims/${action.member}`).catch(ignoreStatus(404));
+      await deleteClaim(x, action.member);
       return 1000;
     case 'DeletePod':
       await deleteMember(x, action.member, action.deleteClaim);
@@ -160,7 +160,10 @@ async function createMember(
 }
 
 async function deleteMember(x: ExecutionContext, member: string, withClaim: boolean): Promise<void> {
-  const ns = `/api/v1/namespaces/${x.address.namespace}`;
-  await x.transport.call('DELETE', `${ns}/pods/${member}`).catch(ignoreStatus(404));
-  if (withClaim) await x.transport.call('DELETE', `${ns}/persistentvolumeclaims/${member}`).catch(ignoreStatus(404));
+  await x.transport.call('DELETE', `/api/v1/namespaces/${x.address.namespace}/pods/${member}`).catch(ignoreStatus(404));
+  if (withClaim) await deleteClaim(x, member);
+}
+
+async function deleteClaim(x: ExecutionContext, member: string): Promise<void> {
+  await x.transport.call('DELETE', `/api/v1/namespaces/${x.address.namespace}/persistentvolumeclaims/${member}`).catch(ignoreStatus(404));
 }
