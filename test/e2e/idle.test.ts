@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
 import { settledPods, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { counterTotal } from '../support/process-usage.js';
+import { counterSeries } from '../support/process-usage.js';
 
 test('an idle cluster costs nothing: no API request and no raft entry from the operator while it rests', async (t) => {
   const bed = await testbed(t, 'idle');
@@ -11,12 +11,15 @@ test('an idle cluster costs nothing: no API request and no raft entry from the o
   await bed.create('idle', { size: 3 });
   await eventually('3 members settled', 120_000, async () => settledPods(bed.core, await bed.get('idle'), 3));
   await new Promise((r) => setTimeout(r, 5000));
-  const requests = async (): Promise<number> => counterTotal(await (await fetch(operator.metricsUrl)).text(), 'rest_client_requests_total');
-  const raftIndexes = async (): Promise<number[]> => ((await bed.get('idle')).status?.memberStatus ?? []).map((m) => m.raftIndex ?? 0);
-  const [before, indexesBefore] = [await requests(), await raftIndexes()];
+  const requests = async (): Promise<Map<string, number>> => counterSeries(await (await fetch(operator.metricsUrl)).text(), 'rest_client_requests_total');
+  const [before, statusBefore] = [await requests(), (await bed.get('idle')).status];
   // Longer than two of the operator's periodic passes over a healthy cluster.
   await new Promise((r) => setTimeout(r, 25_000));
-  assert.equal((await requests()) - before, 0, 'no API request');
-  assert.deepEqual(await raftIndexes(), indexesBefore, 'no raft entry: the operator wrote nothing to etcd');
+  const [after, statusAfter] = [await requests(), (await bed.get('idle')).status];
+  // Which requests, and what the status became, so that a failure says what the operator did.
+  const made = [...after].filter(([series, n]) => n !== (before.get(series) ?? 0)).map(([series, n]) => `${series} +${n - (before.get(series) ?? 0)}`);
+  assert.deepEqual(made, [], `no API request; status before ${JSON.stringify(statusBefore)}, after ${JSON.stringify(statusAfter)}`);
+  const raftIndexes = (s: typeof statusBefore): number[] => (s?.memberStatus ?? []).map((m) => m.raftIndex ?? 0);
+  assert.deepEqual(raftIndexes(statusAfter), raftIndexes(statusBefore), 'no raft entry: the operator wrote nothing to etcd');
   operator.succeeded();
 });

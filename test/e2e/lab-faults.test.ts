@@ -73,7 +73,8 @@ test('node partition: the node and its pods keep running but reach nobody and no
   const kubelet = labDaemonPid(`${cut}-kubelet`);
   /** The prober's lines so far, as [unix seconds, result]. */
   const probes = async (): Promise<string[][]> => (await podLog(c, namespace, 'prober')).trim().split('\n').map((l) => l.split(' '));
-  // Running is not enough: its first answer must be in before the cut, or the last check below is luck.
+  // Running is not enough: it must have reached out before the cut, or its failures during the cut prove nothing.
+  // (Checked here, not by the log's times afterwards: an answer in the second of the cut is before it, too.)
   await eventually('the prober reaching out before the partition', 30_000, async () => ((await probes()).some(([, result]) => result === 'ok') ? true : undefined));
 
   const heal = await inject(t, { kind: 'node-partition', node: cut });
@@ -97,7 +98,6 @@ test('node partition: the node and its pods keep running but reach nobody and no
   const during = lines.filter(([at]) => Number(at) > cutAt + 2 && Number(at) < healAt);
   assert.ok(during.length >= 3, `the prober kept running through the partition (${during.length} lines)`);
   assert.ok(during.every(([, result]) => result === 'fail'), `nothing reached from inside the partition: ${JSON.stringify(during)}`);
-  assert.ok(lines.some(([at, result]) => Number(at) < cutAt && result === 'ok'), 'the prober reached out before the partition');
   const prober = await c.readNamespacedPod({ name: 'prober', namespace });
   assert.equal(prober.status?.containerStatuses?.[0]?.restartCount, 0, 'the prober never restarted');
 });

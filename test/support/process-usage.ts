@@ -13,8 +13,13 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
 }
 
+/** Each series of a Prometheus counter in a /metrics text, by its labels (`{method="GET",code="200"}`, or ''). */
+export function counterSeries(metricsText: string, name: string): Map<string, number> {
+  const lines = metricsText.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+  return new Map(lines.map((l) => [l.slice(name.length, l.lastIndexOf(' ')).trim(), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+}
+
 /** The sum of a Prometheus counter's series in a /metrics text. */
 export function counterTotal(metricsText: string, name: string): number {
-  return metricsText.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return [...counterSeries(metricsText, name).values()].reduce((sum, n) => sum + n, 0);
 }
