@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   manifests: async () => { const m = await import('./manifests.js'); return { usage: m.MANIFESTS_USAGE, main: m.manifestsCommand }; },
   status: async () => { const m = await import('./status.js'); return { usage: m.STATUS_USAGE, main: m.statusCommand }; },
   demo: async () => ({ usage: DEMO_USAGE, main: (await import('./demo.js')).demoCommand }),
+  'data-guard': async () => { const m = await import('./data-guard.js'); return { usage: m.DATA_GUARD_USAGE, main: m.dataGuardCommand }; },
   snapshot: async () => { const m = await import('./snapshot.js'); return { usage: m.SNAPSHOT_USAGE, main: m.snapshotCommand }; },
   version: () => Promise.resolve({ usage: 'usage: etcd-operator version', main: () => { process.stdout.write(`${OPERATOR_VERSION}\n`); return 0; } }),
 };

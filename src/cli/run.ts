@@ -24,7 +24,7 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
   --replace-member-after S  a member that answers nothing for this many seconds is restarted on its volume or,
                            without one, replaced (default 60)
   --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
-  --image IMAGE            the operator's own image, run in pods for restores and volume backups (default etcd-operator:dev)`;
+  --image IMAGE            the operator's own image, run in pods for data guards, restores and volume backups (default etcd-operator:dev)`;
 
 const OPTIONS = {
   kubeconfig: { type: 'string' }, namespace: { type: 'string' }, 'cluster-wide': { type: 'boolean', default: false },

@@ -69,8 +69,12 @@ export const memberName = (m: EtcdMember): string => m.name || memberOfPeerUrl(m
 export class EtcdClient {
   constructor(private readonly options: EtcdClientOptions = {}) {}
 
-  async memberList(endpoint: string): Promise<EtcdMember[]> {
-    const res = (await this.call(endpoint, '/v3/cluster/member/list', {})) as { members?: RawMember[] };
+  /**
+   * The member list as `endpoint` knows it; `linearizable` (etcd 3.5 and later) makes it confirm with the leader
+   * first, so that a member cut off from the others cannot answer with a list the cluster has moved past.
+   */
+  async memberList(endpoint: string, linearizable = false): Promise<EtcdMember[]> {
+    const res = (await this.call(endpoint, '/v3/cluster/member/list', linearizable ? { linearizable } : {})) as { members?: RawMember[] };
     return (res.members ?? []).map(toMember);
   }
 

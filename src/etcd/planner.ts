@@ -8,8 +8,9 @@
  *    from a survivor restarts it alone with --force-new-cluster, then again without, before anything else.
  * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
  *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
- * 3. A change in flight is finished before anything else: a learner gets its pod, then is promoted when
- *    caught up; a member added but never started gets its pod.
+ * 3. A member whose volume came back empty (its pod's data guard says so) is removed, never restarted under
+ *    its ID. Then a change in flight is finished before anything else: a learner gets its pod, then is promoted
+ *    when caught up; a member added but never started gets its pod, and is removed if it never starts.
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
  *    without one, is removed (to be replaced); a member with a CORRUPT alarm is removed (its data is not
  *    trusted) and the alarm disarmed; a member whose pod failed or that answered nothing past the threshold
@@ -55,6 +56,8 @@ export interface PodView {
   config: string;
   /** Started with --force-new-cluster (a recovery from a survivor). */
   forced: boolean;
+  /** Its data guard found the volume empty although the member had started on it: its data is gone. */
+  dataLost: boolean;
 }
 
 export interface MemberHealth {
@@ -244,6 +247,11 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const leader = s.health.find((h) => h.isLeader);
 
   // 3. Finish a change in flight.
+  // A member whose volume came back empty must not rejoin under its ID, having forgotten what it acknowledged:
+  // it is removed, and a new member takes its place; if another change is in flight, that one finishes first.
+  const inFlight = changeInFlight(s);
+  const emptied = members.find((m) => podOf(m.name)?.dataLost && (!inFlight || inFlight.name === m.name));
+  if (emptied) return removal(s, emptied, 'its volume came back empty: it must not rejoin under its old ID; replacing it', voters, leader);
   const learner = members.find((m) => m.isLearner);
   if (learner) {
     if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, version, reason: 'learner added; starting its pod' };
@@ -461,4 +469,6 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
+  'never restart a member on a volume that came back empty': (s, a) =>
+    !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
 };

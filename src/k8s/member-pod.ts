@@ -13,9 +13,8 @@ import { ownedByCluster } from './owner.js';
 export const METRICS_PORT = 8080;
 export const DATA_DIR = '/var/etcd/data';
 
-/** A restore: where the snapshot is, and the image that fetches it (the operator's own). */
+/** A restore: where the snapshot is (the operator's own image fetches it). */
 export interface RestoreSource {
-  operatorImage: string;
   s3?: { path: string; awsSecret: string; endpoint?: string; forcePathStyle?: boolean };
   volume?: { claimName: string; path: string };
 }
@@ -36,7 +35,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
   return {
     initContainers: [
       {
-        name: 'fetch-snapshot', image: r.operatorImage,
+        name: 'fetch-snapshot', image: i.operatorImage,
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from],
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true }],
@@ -73,6 +72,29 @@ export interface MemberPodInput {
   restore?: RestoreSource;
   /** A survivor restarting alone: etcd drops every other member from its data. */
   forceNewCluster?: boolean;
+  /** The operator's image: it runs the data guard of a member on a volume, and fetches a restore's snapshot. */
+  operatorImage: string;
+  /** The member has started before (on this volume): an empty data directory means its data is lost. */
+  expectData: boolean;
+}
+
+export const DATA_GUARD = 'data-guard';
+/** The data guard's exit code that tells the operator the member's data is gone (not a crash of the guard). */
+export const DATA_LOST_EXIT = 3;
+const GUARD_DIR = '/var/run/etcd-guard';
+
+/**
+ * The data guard (`etcd-operator data-guard`) runs before etcd, and again whenever the pod's containers are set
+ * up anew (a node reboot): it refuses an empty data directory to a member that started before, which the pod
+ * knows from `expectData` or from the marker the guard left on the pod's own scratch volume the first time.
+ */
+function dataGuard(i: MemberPodInput): V1Container {
+  return {
+    name: DATA_GUARD, image: i.operatorImage,
+    args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_DIR}/started`, ...(i.expectData ? ['--expect-data'] : [])],
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'guard', mountPath: GUARD_DIR }],
+  };
 }
 
 /** A TLS cluster's Secrets, and which issuance of the operator-made certificates the members should hold. */
@@ -134,6 +156,8 @@ export function memberPod(i: MemberPodInput): V1Pod {
   const { address, spec, member } = i;
   const policy = spec.pod ?? {};
   const restore = i.restore ? restoreSteps(i, i.restore) : undefined;
+  // Only data on a volume outlives the pod; an emptyDir member never restarts on data of its own.
+  const initContainers = [...(i.withClaim ? [dataGuard(i)] : []), ...(restore?.initContainers ?? [])];
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -157,7 +181,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       enableServiceLinks: false,
       automountServiceAccountToken: false,
       restartPolicy: 'Always',
-      ...(restore ? { initContainers: restore.initContainers } : {}),
+      ...(initContainers.length > 0 ? { initContainers } : {}),
       containers: [{
         name: 'etcd',
         image: imageOf(spec, i.version),
@@ -195,7 +219,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
         ],
       }],
       volumes: [
-        i.withClaim ? { name: 'data', persistentVolumeClaim: { claimName: member } } : { name: 'data', emptyDir: {} },
+        ...(i.withClaim ? [{ name: 'data', persistentVolumeClaim: { claimName: member } }, { name: 'guard', emptyDir: {} }] : [{ name: 'data', emptyDir: {} }]),
         ...(i.tls ? [{ name: 'peer-tls', secret: { secretName: i.tls.secrets.peer } }, { name: 'server-tls', secret: { secretName: i.tls.secrets.server } }] : []),
         ...(restore?.volumes ?? []),
       ],

@@ -1,7 +1,13 @@
 // Issue 15: membership safety under the faults that lose etcd data, on the three-node lab.
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventually } from '../support/lab.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { EtcdClient, memberName } from '../../src/etcd/client.js';
+import { clientUrl } from '../../src/etcd/identity.js';
+import { eventually, lab } from '../support/lab.js';
+import { labLookup } from '../support/lab-dns.js';
+import { apiRelay, watches } from '../support/api-relay.js';
 import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
@@ -83,5 +89,49 @@ test(`finding 1: two of three members CPU-starved for ${STARVED_MS / 1000} s (${
   assert.deepEqual(removals.map((e) => e.message), [], 'no member removed');
   assert.deepEqual(back, members, 'the same members');
   assert.deepEqual(await memberNames(bed, name), members);
+  operator.succeeded();
+});
+
+/** Names of the pods created in the namespace from now on, as a watch of the API server's own sees them. */
+function podsCreated(t: TestContext, bed: Testbed): Set<string> {
+  const names = new Set<string>();
+  const stop = new AbortController();
+  t.after(() => { stop.abort(); });
+  void (async () => {
+    const res = await bed.transport.stream(`/api/v1/namespaces/${bed.namespace}/pods?watch=1`, stop.signal);
+    let rest = '';
+    for await (const chunk of res) {
+      const lines = (rest + (chunk as Buffer).toString('utf8')).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines.filter((l) => l.trim() !== '')) {
+        const event = JSON.parse(line) as { type: string; object: V1Pod };
+        if (event.type === 'ADDED') names.add(event.object.metadata?.name ?? '');
+      }
+    }
+  })().catch(() => undefined);
+  return names;
+}
+
+test('finding 2: a cluster created while the operator\'s pods watch is stalled bootstraps once: one set of pods, one etcd cluster', async (t) => {
+  const bed = await testbed(t, 'onebootstrap');
+  const created = podsCreated(t, bed);
+  const relay = await apiRelay(t);
+  // The operator sees the cluster and writes what it likes; of its own pods it hears nothing until the heal.
+  relay.stall(watches('pods'));
+  const operator = startOperator(t, bed.namespace, [], relay.url);
+  const name = 'once';
+  await bed.create(name, { size: 3 });
+  await eventually('the first pods created', 60_000, async () => (created.size > 0 ? true : undefined));
+  // Time for many passes of the operator, each of which saw no pod in its cache.
+  await new Promise((r) => setTimeout(r, 15_000));
+  const duringStall = [...created].sort();
+  relay.heal();
+  const members = await eventually('3 members settled', 180_000, () => bed.settledMembers(name, 3));
+  assert.deepEqual(duringStall, members, 'the pods made while the watch was stalled are the members');
+  assert.deepEqual([...created].sort(), members, 'no other pod was ever created');
+  // Each member lists exactly the members: one etcd cluster, not two behind one Service.
+  const etcd = new EtcdClient({ lookup: labLookup(), timeoutMs: 2000 });
+  const address = { cluster: name, namespace: bed.namespace, domain: lab().clusterDomain, tls: false };
+  for (const member of members) assert.deepEqual((await etcd.memberList(clientUrl(address, member))).map(memberName).sort(), members, `as ${member} lists them`);
   operator.succeeded();
 });

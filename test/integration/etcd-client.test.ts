@@ -30,7 +30,7 @@ test('the etcd client drives real members: list, learner add, promote, leadershi
   const uid = owner.metadata.uid ?? '';
   await core.createNamespacedService({ namespace, body: peerService(address, uid) });
   const createMember = async (member: string, state: 'new' | 'existing', members: string[]): Promise<void> => {
-    const body = memberPod({ address, clusterUid: uid, spec, member, version, state, initialCluster: initialCluster(address, members), token: uid, withClaim: false });
+    const body = memberPod({ address, clusterUid: uid, spec, member, version, state, initialCluster: initialCluster(address, members), token: uid, withClaim: false, operatorImage: 'etcd-operator:dev', expectData: false });
     await core.createNamespacedPod({ namespace, body });
   };
   const ready = (name: string) => async (): Promise<true | undefined> => {
@@ -58,6 +58,7 @@ test('the etcd client drives real members: list, learner add, promote, leadershi
   });
   const members = await etcd.memberList(first);
   assert.deepEqual(members.map((m) => [memberName(m), m.isLearner]).sort(), [['pair-a', false], ['pair-b', false]]);
+  assert.deepEqual(await etcd.memberList(second, true), members, 'a linearizable list, confirmed with the leader, is the same');
 
   const before = await etcd.status(first);
   assert.equal(before.leaderId, before.memberId, 'the first member leads');

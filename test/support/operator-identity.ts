@@ -10,9 +10,10 @@ import { kubectl } from './kubectl.js';
 /**
  * The operator's ServiceAccount and RBAC in a test's namespace, exactly as `etcd-operator manifests` makes them
  * (namespaced mode), and a kubeconfig that carries that ServiceAccount's token: an operator started with it has
- * those rights and no others. Removed when the test ends (with the namespace).
+ * those rights and no others; it reaches the API server at `serverUrl` when given (a relay). Removed when the test
+ * ends (with the namespace).
  */
-export function operatorKubeconfig(t: TestContext, namespace: string): string {
+export function operatorKubeconfig(t: TestContext, namespace: string, serverUrl?: string): string {
   const rbac = operatorObjects({ ...DEFAULT_INSTALL, namespace }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'Deployment');
   kubectl(['apply', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
   const token = kubectl(['-n', namespace, 'create', 'token', NAME, '--duration', '3h']).trim();
@@ -23,7 +24,7 @@ export function operatorKubeconfig(t: TestContext, namespace: string): string {
   const path = join(dir, 'kubeconfig');
   writeFileSync(path, stringify({
     apiVersion: 'v1', kind: 'Config', 'current-context': 'operator',
-    clusters: [{ name: 'lab', cluster: { server: server.server, ...(server.caFile ? { 'certificate-authority': server.caFile } : { 'certificate-authority-data': server.caData }) } }],
+    clusters: [{ name: 'lab', cluster: { server: serverUrl ?? server.server, ...(server.caFile ? { 'certificate-authority': server.caFile } : { 'certificate-authority-data': server.caData }) } }],
     users: [{ name: NAME, user: { token } }],
     contexts: [{ name: 'operator', context: { cluster: 'lab', user: NAME, namespace } }],
   }), { mode: 0o600 });

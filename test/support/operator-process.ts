@@ -44,11 +44,11 @@ export interface TestOperator extends OperatorProcess {
 
 /**
  * spawnOperator for one test's namespace, with the rights the shipped namespaced RBAC gives it and no others
- * (its own ServiceAccount's token), stopped (by its PID) when the test ends; unless the test called
+ * (its own ServiceAccount's token), through `serverUrl` when given, stopped (by its PID) when the test ends; unless the test called
  * succeeded(), the operator's last log lines go into the test's diagnostics.
  */
-export function startOperator(t: TestContext, namespace: string, extraArgs: string[] = []): TestOperator {
-  const operator = spawnOperator(namespace, extraArgs, operatorKubeconfig(t, namespace));
+export function startOperator(t: TestContext, namespace: string, extraArgs: string[] = [], serverUrl?: string): TestOperator {
+  const operator = spawnOperator(namespace, extraArgs, operatorKubeconfig(t, namespace, serverUrl));
   let through = false;
   t.after(async () => {
     if (!through) t.diagnostic(operator.logs.slice(-40).join('\n'));

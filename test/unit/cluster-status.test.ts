@@ -8,12 +8,12 @@ import type { EtcdStatus } from '../../src/etcd/client.js';
 
 const cluster = (o: Partial<EtcdCluster> = {}): EtcdCluster => ({
   apiVersion: 'etcd.database.coreos.com/v1beta2', kind: 'EtcdCluster',
-  metadata: { name: 'ex', namespace: 'ns', uid: 'u', generation: 4 }, spec: { size: 3, version: 'v3.5.17' }, ...o,
+  metadata: { name: 'ex', namespace: 'ns', uid: 'u', generation: 4 }, spec: { size: 3, version: 'v3.5.17' }, status: { bootstrapped: true }, ...o,
 });
 const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 9, isLeader: false, revision: 5, dbSize: 100, dbSizeInUse: 50, ...o });
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
-  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false })),
+  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false })),
   claims: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })), recordedMembers: ['a', 'b', 'c'],
   health: [h('a', { isLeader: true }), h('b'), h('c')],
   supportsLearners: true, replaceAfterMs: 60_000, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
@@ -39,11 +39,11 @@ test('a healthy cluster is Running, Available, not Progressing, not Degraded', (
 });
 
 test('phases follow what the cluster is doing', () => {
-  assert.equal(clusterStatus(cluster(), state({ bootstrapped: false }), { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Creating');
+  assert.equal(clusterStatus(cluster({ status: {} }), state({ bootstrapped: false }), { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Creating');
   const starting = state({ pods: state().pods.map((p) => ({ ...p, ready: p.name === 'a' })) });
-  const creating = cluster({ status: { phase: 'Creating' } });
+  const creating = cluster({ status: { phase: 'Creating', bootstrapped: true } });
   assert.equal(clusterStatus(creating, starting, { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Creating', 'bootstrapped, members not all ready yet');
-  assert.equal(clusterStatus(cluster({ status: { phase: 'Running' } }), starting, { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Recovering', 'once Running, unready members are a recovery');
+  assert.equal(clusterStatus(cluster({ status: { phase: 'Running', bootstrapped: true } }), starting, { type: 'Wait', reason: 'x' }, new Map(), NOW).phase, 'Recovering', 'once Running, unready members are a recovery');
   assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' }, new Map(), NOW).phase, 'Scaling');
   assert.equal(clusterStatus(cluster(), state(), { type: 'Paused' }, new Map(), NOW).phase, 'Paused');
   const lost = clusterStatus(cluster(), state(), { type: 'QuorumLost', reason: '2 of 3 members are gone' }, new Map(), NOW);
@@ -73,11 +73,23 @@ test('pod views: readiness, terminating, the bootstrap a pod came from and its v
     metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q', 'etcd.version': '3.6.5', 'etcd.database.coreos.com/config': 'abc' }, deletionTimestamp: new Date(5) },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(1000) }] },
   });
-  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false });
+  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false, dataLost: false });
+});
+
+test('pod views: a data guard that refused (exit 3), now or last time, says the data is lost; a guard that crashed otherwise does not', () => {
+  const guarded = (terminated: { exitCode: number }, last: boolean): boolean => podView({
+    metadata: { name: 'p' },
+    status: { phase: 'Pending', initContainerStatuses: [{ name: 'data-guard', image: 'i', imageID: '', ready: false, restartCount: 1,
+      ...(last ? { state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated } } : { state: { terminated } }) }] },
+  }).dataLost;
+  assert.equal(guarded({ exitCode: 3 }, false), true);
+  assert.equal(guarded({ exitCode: 3 }, true), true);
+  assert.equal(guarded({ exitCode: 1 }, true), false);
+  assert.equal(guarded({ exitCode: 0 }, false), false);
 });
 
 test('while members roll to a new version the phase is Upgrading; a refused version says why', () => {
-  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, version: i === 0 ? '3.5.35' : '3.5.17', config: '', forced: false }));
+  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, version: i === 0 ? '3.5.35' : '3.5.17', config: '', forced: false, dataLost: false }));
   const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', reason: 'x' }, reports(['3.5.35', '3.5.17', '3.5.17']), NOW);
   assert.equal(rolling.phase, 'Upgrading');
   assert.deepEqual([rolling.currentVersion, rolling.targetVersion], ['3.5.17', '3.5.35']);
@@ -130,4 +142,20 @@ test('the recorded membership follows etcd member list and is kept while no memb
   assert.deepEqual(seen.membership, ['a', 'b', 'c']);
   const blind = clusterStatus(cluster({ status: seen }), state({ members: undefined, health: [] }), { type: 'Wait', reason: 'x' }, new Map(), NOW);
   assert.deepEqual(blind.membership, ['a', 'b', 'c']);
+});
+
+test('bootstrapped and NOSPACE progress never go back when the plan was made on a lagging cache (finding 5)', () => {
+  // The plan saw an old copy; the stored status, read again after a conflict, is further along.
+  const stale = state({ bootstrapped: false, alarms: [{ memberId: 'a', alarm: 'NOSPACE' }], noSpaceRecovery: { compactedRevision: 40, defragmented: [] } });
+  const stored = cluster({ status: { bootstrapped: true, noSpaceRecovery: { compactedRevision: 40, defragmented: ['b', 'c'] } } });
+  const waited = clusterStatus(stored, stale, { type: 'Wait', reason: 'x' }, new Map(), NOW);
+  assert.equal(waited.bootstrapped, true);
+  assert.deepEqual(waited.noSpaceRecovery, { compactedRevision: 40, defragmented: ['b', 'c'] });
+  const defragmented = clusterStatus(stored, stale, { type: 'Defragment', member: 'a', reason: 'x' }, new Map(), NOW);
+  assert.deepEqual(defragmented.noSpaceRecovery?.defragmented, ['b', 'c', 'a']);
+  const olderCompaction = clusterStatus(stored, stale, { type: 'Compact', revision: 30, reason: 'x' }, new Map(), NOW);
+  assert.deepEqual(olderCompaction.noSpaceRecovery, { compactedRevision: 40, defragmented: ['b', 'c'] }, 'a compaction behind the recorded one records nothing');
+  // Nor does a lagging copy that still says bootstrapped bring it back once a rebuild has cleared it.
+  const rebuilding = cluster({ status: { bootstrapped: false, rebuild: { backup: 'b', path: 'p', revision: 5, startedAt: NOW, cleared: false } } });
+  assert.equal(clusterStatus(rebuilding, state({ bootstrapped: true }), { type: 'Wait', reason: 'x' }, new Map(), NOW).bootstrapped, false);
 });

@@ -12,7 +12,7 @@ import type { ClusterAddress } from '../../src/etcd/identity.js';
 const address: ClusterAddress = { cluster: 'example', namespace: 'prod', domain: 'cluster.local', tls: false };
 const input = (o: Partial<MemberPodInput> = {}): MemberPodInput => ({
   address, clusterUid: 'uid-1', spec: { size: 3, version: '3.5.17', repository: 'quay.io/coreos/etcd' },
-  member: 'example-0a1b2c3d', version: '3.5.17', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, ...o,
+  member: 'example-0a1b2c3d', version: '3.5.17', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, operatorImage: 'etcd-operator:dev', expectData: false, ...o,
 });
 
 test('member identity: fresh names, peer URLs on the headless Service, and back', () => {
@@ -115,7 +115,7 @@ test('member certificates name every member under the headless Service and the c
 });
 
 test('a restored bootstrap member fetches and checks the snapshot with the operator image, then etcdutl makes its data directory', () => {
-  const pod = memberPod(input({ state: 'new', initialCluster: 'ic', restore: { operatorImage: 'etcd-operator:dev', s3: { path: 'b/k', awsSecret: 'aws', endpoint: 'http://s3', forcePathStyle: true } } }));
+  const pod = memberPod(input({ state: 'new', initialCluster: 'ic', restore: { s3: { path: 'b/k', awsSecret: 'aws', endpoint: 'http://s3', forcePathStyle: true } } }));
   const [fetch, restore] = pod.spec?.initContainers ?? [];
   assert.ok(fetch && restore);
   assert.equal(fetch.image, 'etcd-operator:dev');
@@ -123,7 +123,7 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   assert.equal(restore.image, 'quay.io/coreos/etcd:v3.5.17');
   assert.ok(restore.command?.includes('--data-dir=/var/etcd/data') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
   assert.equal(pod.spec?.volumes?.find((v) => v.name === 'backup-source')?.secret?.secretName, 'aws');
-  const fromVolume = memberPod(input({ restore: { operatorImage: 'op', volume: { claimName: 'backups', path: 'a/b.db' } } }));
+  const fromVolume = memberPod(input({ restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
   assert.equal(fromVolume.spec?.volumes?.find((v) => v.name === 'backup-source')?.persistentVolumeClaim?.readOnly, true);
   assert.equal(memberPod(input()).spec?.initContainers, undefined, 'an ordinary member has no init steps');
 });
@@ -167,4 +167,15 @@ test('etcdEnv may set no flag a member pod can get, but the spec settings CoreOS
   const reserved: readonly string[] = RESERVED_ETCD_ENV;
   for (const name of flags) assert.ok(reserved.includes(name) || openToEtcdEnv.includes(name), `${name} is reserved`);
   assert.ok(flags.has('ETCD_FORCE_NEW_CLUSTER') && flags.has('ETCD_LISTEN_METRICS_URLS') && flags.has('ETCD_FEATURE_GATES'));
+});
+
+test('a member on a volume runs the data guard first (with --expect-data once it has started); one on emptyDir has none', () => {
+  const guard = (o: Partial<MemberPodInput>) => memberPod(input(o)).spec?.initContainers?.[0];
+  assert.deepEqual(guard({ withClaim: true })?.args, ['data-guard', '--data-dir=/var/etcd/data', '--marker=/var/run/etcd-guard/started']);
+  assert.deepEqual(guard({ withClaim: true, expectData: true })?.args?.at(-1), '--expect-data');
+  assert.equal(guard({ withClaim: true })?.image, 'etcd-operator:dev');
+  const pod = memberPod(input({ withClaim: true, restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
+  assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot'], 'the guard runs before a restore writes the data');
+  assert.deepEqual(pod.spec?.volumes?.find((v) => v.name === 'guard'), { name: 'guard', emptyDir: {} }, 'its marker lives as long as the pod');
+  assert.equal(guard({ withClaim: false }), undefined);
 });

@@ -14,7 +14,7 @@ const someNames = fc.subarray([...NAMES]);
 const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
   phase: fc.constantFrom<PodView['phase']>('Pending', 'Running', 'Running', 'Failed', 'Unknown'),
   ready: fc.boolean(), terminating: fc.boolean(), version: fc.constantFrom(...VERSIONS), config: fc.constantFrom('', 'x'),
-  forced: fc.constant(false), bootstrap: fc.option(someNames, { nil: undefined }),
+  forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
 }).map(({ bootstrap, ...p }) => ({ name, ...p, ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) }));
 
 const memberOf = (name: string): fc.Arbitrary<MemberView> =>

@@ -4,7 +4,7 @@ import { plan, quorum } from '../../src/etcd/planner.js';
 import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
-  ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, ...o });
+  ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false, ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
 const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
 
@@ -339,4 +339,17 @@ test('an added member that has not started holds every other change; one that ne
 
 test('claims without pods or a recorded bootstrap stop a bootstrap (finding 2)', () => {
   assert.equal(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'] })).type, 'Wait');
+});
+
+test('a member whose volume came back empty is removed, never restarted on it; a change in flight finishes first (finding 3)', () => {
+  const emptied = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c'], pods: ['a', 'b', 'c'].map((n) => pod(n, { dataLost: n === 'c', ready: n !== 'c' })),
+    health: ['a', 'b'].map((n) => health(n, { isLeader: n === 'a' })), silentForMs: { c: 120_000 } });
+  assert.deepEqual(plan(emptied), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'its volume came back empty: it must not rejoin under its old ID; replacing it' });
+  assert.equal(plan({ ...emptied, pods: emptied.pods.map((p) => ({ ...p, dataLost: false })) }).type, 'DeletePod', 'without the guard\'s word it would be restarted on its volume');
+  const leading = { ...emptied, pods: emptied.pods.map((p) => ({ ...p, dataLost: p.name === 'a', ready: p.name !== 'a' })), health: ['b', 'c'].map((n) => health(n, { isLeader: n === 'c' })), silentForMs: {} };
+  assert.deepEqual(plan(leading).type, 'RemoveMember', 'not the leader: a follower whose data is gone');
+  const learning = { ...emptied, desiredSize: 4, members: [...(emptied.members ?? []), member('d', { isLearner: true })], pods: [...emptied.pods, pod('d', { ready: false })] };
+  assert.equal(plan(learning).type, 'Wait', 'the learner in flight is finished first');
+  const lostLearner = { ...learning, pods: learning.pods.map((p) => ({ ...p, dataLost: p.name === 'd' })), health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) };
+  assert.deepEqual(plan(lostLearner), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'its volume came back empty: it must not rejoin under its old ID; replacing it' });
 });

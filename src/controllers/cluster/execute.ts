@@ -19,6 +19,8 @@ export interface ExecutionContext {
   members?: EtcdMember[];
   statuses: Map<string, EtcdStatus>;
   tls?: MemberTls;
+  /** The operator's own image, for the steps member pods run before etcd. */
+  operatorImage: string;
   /** A restored cluster's bootstrap members start from this snapshot. */
   restore?: RestoreSource;
   log: Logger;
@@ -149,7 +151,7 @@ async function createMember(
   }
   const pod = memberPod({
     address: x.address, clusterUid: uid, spec: x.cluster.spec, member, version, state,
-    initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined,
+    initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined, operatorImage: x.operatorImage, expectData: started,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
     ...(x.tls ? { tls: x.tls } : {}),
     ...(x.restore && state === 'new' ? { restore: x.restore } : {}),

@@ -12,7 +12,7 @@ import { podReady } from './views.js';
  * are listed only when a member's status reports one: etcd serves an alarm list through raft, so asking on
  * every pass would append a raft entry each time and keep an idle cluster's status changing.
  */
-export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pods: V1Pod[]): Promise<{ members?: EtcdMember[]; statuses: Map<string, EtcdStatus>; alarms: Alarm[] }> {
+export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pods: V1Pod[], linearizable = false): Promise<{ members?: EtcdMember[]; statuses: Map<string, EtcdStatus>; alarms: Alarm[] }> {
   const candidates = pods
     .filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP)
     .sort((a, b) => Number(podReady(b)) - Number(podReady(a)));
@@ -21,7 +21,7 @@ export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pod
   for (const pod of candidates) {
     try {
       listedBy = clientUrl(address, pod.metadata?.name ?? '');
-      members = await etcd.memberList(listedBy);
+      members = await etcd.memberList(listedBy, linearizable);
       break;
     } catch {
       // Try the next member: this one may be starting, stopped or cut off.

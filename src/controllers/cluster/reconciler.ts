@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import { ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
@@ -11,7 +12,7 @@ import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
-import { ANNOTATION_RESTORED_BY } from '../../k8s/labels.js';
+import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import type { BackupView } from '../../etcd/planner.js';
 import { plan, votersOf } from '../../etcd/planner.js';
@@ -50,6 +51,8 @@ export interface ClusterReconcilerDeps {
 }
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
+/** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
+const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
@@ -69,7 +72,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const tlsNames = tlsSecretNames(name, cluster.spec);
     const address: ClusterAddress = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: tlsNames !== undefined };
 
-    const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
+    const path = clusterPath(namespace, name);
     const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };
 
     await ensureServices(d, address, uid);
@@ -88,17 +91,22 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       await d.events.record(involved, 'Warning', err.reason, err.message);
       return { requeueAfterMs: 30_000 };
     }
-    const pods = d.pods.ownedBy(uid);
-    // A claim being deleted holds no data to come back to.
-    const liveClaims = d.claims.ownedBy(uid).filter((c) => !c.metadata?.deletionTimestamp);
-    const claims = liveClaims.map((c) => c.metadata?.name ?? '');
-    const etcdView = await observeEtcd(etcd, address, pods);
-    const observed: Observed = { pods, claims, ...etcdView };
-    const timings = clock(key, observed, liveClaims, performance.now());
-    const state = clusterState(cluster, observed, d.settings, timings, tls, latestBackup(d, cluster));
+    const cached = await observe(cluster, d.pods.ownedBy(uid), d.claims.ownedBy(uid), etcd, address, false);
+    const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
+    const state = clusterState(cluster, cached.observed, d.settings, timings, tls, latestBackup(d, cluster));
     const action = plan(state);
+    if (IRREVERSIBLE.includes(action.type)) {
+      // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
+      // undone is taken only if a fresh read of the API and a linearizable member list plan it again.
+      const again = await confirm(cluster, etcd, address, timings, tls);
+      if (!isDeepStrictEqual(again, action)) {
+        log.info({ action, fresh: again }, 'not confirmed by a fresh observation; looking again');
+        return { requeueAfterMs: 1000 };
+      }
+    }
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
-    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log });
+    const { etcdView } = cached;
+    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operatorImage: d.operatorImage, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log });
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
     await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now())));
@@ -113,6 +121,18 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };
+
+  /** The plan made anew from the cluster, its pods and claims read from the API server and etcd's linearizable member list. */
+  async function confirm(cluster: EtcdCluster, etcd: EtcdClient, address: ClusterAddress, timings: Timings, tls: MemberTls | undefined): Promise<Action> {
+    const { namespace = '', name = '', uid = '' } = cluster.metadata;
+    const selector = encodeURIComponent(labelSelector(clusterLabels(name)));
+    const list = async <T extends V1Pod | V1PersistentVolumeClaim>(resource: string): Promise<T[]> =>
+      ((await d.transport.call('GET', `/api/v1/namespaces/${namespace}/${resource}?labelSelector=${selector}`)) as { items: T[] }).items
+        .filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid));
+    const fresh = (await d.transport.call('GET', clusterPath(namespace, name))) as EtcdCluster;
+    const { observed } = await observe(fresh, await list<V1Pod>('pods'), await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), etcd, address, true);
+    return plan(clusterState(fresh, observed, d.settings, timings, tls, latestBackup(d, fresh)));
+  }
 
   /**
    * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh) and each
@@ -130,6 +150,17 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       unclaimedForMs: byName(unclaimed.observe(scope, orphaned.map(keyOf), nowMs)),
     };
   }
+}
+
+const clusterPath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
+
+/** What the planner is given: the cluster's pods and claims, and etcd's view through them. */
+async function observe(cluster: EtcdCluster, pods: V1Pod[], claims: V1PersistentVolumeClaim[], etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
+  // A claim being deleted holds no data to come back to.
+  const liveClaims = claims.filter((c) => !c.metadata?.deletionTimestamp);
+  const etcdView = await observeEtcd(etcd, address, pods, linearizable);
+  const observed: Observed = { pods, claims: liveClaims.map((c) => c.metadata?.name ?? ''), ...etcdView };
+  return { observed, liveClaims, etcdView };
 }
 
 /** The newest good snapshot of the restore policy's EtcdBackup, if the policy is set and one was taken. */
@@ -150,7 +181,7 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
       throw new ConfigurationError('BackupMissing', `EtcdBackup ${rebuild.backup ?? ''} to rebuild from is gone or not on S3; nothing is started without it`);
     }
     // The object is named inside the backup's bucket.
-    return { operatorImage: d.operatorImage, s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` } };
+    return { s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` } };
   }
   const by = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
   if (!by) return undefined;
@@ -158,7 +189,6 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
   if (!restore) throw new ConfigurationError('RestoreMissing', `EtcdRestore ${by} that this cluster is restored from does not exist; nothing is started without it`);
   const { s3, volume } = restore.spec;
   return {
-    operatorImage: d.operatorImage,
     ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3 } : {}),
     ...(restore.spec.backupStorageType === 'Volume' && volume ? { volume } : {}),
   };

@@ -24,14 +24,24 @@ function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'
   return { type: 'UpgradeRefused', status: 'False', reason: 'VersionAccepted', message: `version ${s.targetVersion} accepted` };
 }
 
-/** The NOSPACE recovery's progress after this action: kept while the alarm lasts, so no step is redone. */
-function noSpaceRecovery(s: ClusterState, action: Action): NoSpaceRecovery | undefined {
+/**
+ * The NOSPACE recovery's progress after this action: kept while the alarm lasts, so no step is redone. Of the
+ * record the plan was made on and the one stored now (fresher, after a conflict), the further one is kept.
+ */
+function noSpaceRecovery(prev: ClusterStatus | undefined, s: ClusterState, action: Action): NoSpaceRecovery | undefined {
   if (!s.alarms.some((a) => a.alarm === 'NOSPACE')) return undefined;
   if (action.type === 'DisarmAlarms' && action.alarms.some((a) => a.alarm === 'NOSPACE')) return undefined;
-  const done = s.noSpaceRecovery ?? {};
-  if (action.type === 'Compact') return { compactedRevision: action.revision, defragmented: [] };
-  if (action.type === 'Defragment') return { ...done, defragmented: [...(done.defragmented ?? []), action.member] };
-  return s.noSpaceRecovery;
+  const done = further(prev?.noSpaceRecovery, s.noSpaceRecovery);
+  if (action.type === 'Compact' && action.revision > (done?.compactedRevision ?? 0)) return { compactedRevision: action.revision, defragmented: [] };
+  if (action.type === 'Defragment' && !done?.defragmented?.includes(action.member)) return { ...done, defragmented: [...(done?.defragmented ?? []), action.member] };
+  return done;
+}
+
+/** The record of the later compaction, or of more members defragmented after the same one. */
+export function further(a: NoSpaceRecovery | undefined, b: NoSpaceRecovery | undefined): NoSpaceRecovery | undefined {
+  if (!a || !b) return a ?? b;
+  if ((a.compactedRevision ?? 0) !== (b.compactedRevision ?? 0)) return (a.compactedRevision ?? 0) > (b.compactedRevision ?? 0) ? a : b;
+  return { ...a, defragmented: [...new Set([...(a.defragmented ?? []), ...(b.defragmented ?? [])])] };
 }
 
 function degraded(s: ClusterState, action: Action, unready: string[], rebuild: Rebuild | undefined): Omit<Condition, 'lastTransitionTime'> {
@@ -84,7 +94,9 @@ function survivorRecord(prev: ClusterStatus | undefined, action: Action, now: st
 export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string): ClusterStatus {
   const prev = cluster.status;
   const versions = [...statuses.values()].map((x) => x.version).filter((v) => v !== '');
-  const bootstrapped = action.type !== 'StartRebuild' && (s.bootstrapped || action.type === 'MarkBootstrapped');
+  // Only the two actions that decide it change it; otherwise the stored value stands, so that a plan made on a
+  // lagging cache and written after a conflict can neither take it back nor bring it back.
+  const bootstrapped = action.type === 'StartRebuild' ? false : action.type === 'MarkBootstrapped' || (prev?.bootstrapped ?? false);
   const rebuild = rebuildRecord(prev, action, now);
   const survivor = survivorRecord(prev, action, now);
   const rebuilding = (rebuild !== undefined && !rebuild.completedAt) || (survivor !== undefined && !survivor.completedAt);
@@ -112,7 +124,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     : busy || unready.length > 0 ? 'Recovering'
     : 'Running';
   const generation = cluster.metadata.generation;
-  const recovery = noSpaceRecovery(s, action);
+  const recovery = noSpaceRecovery(prev, s, action);
   return {
     phase,
     ...(action.type === 'QuorumLost' ? { reason: action.reason } : {}),

@@ -3,7 +3,7 @@ import type { BackupView, ClusterState, MemberHealth, MemberView, PodView } from
 import type { Alarm, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
-import { configDigest } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
@@ -13,6 +13,12 @@ const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.typ
 export const podReady = (pod: V1Pod): boolean => readyCondition(pod)?.status === 'True';
 
 /** What the planner needs to know of a pod. */
+/** The pod's data guard refused to start etcd, now or last time: the member's volume came back empty. */
+function dataLost(pod: V1Pod): boolean {
+  const guard = pod.status?.initContainerStatuses?.find((c) => c.name === DATA_GUARD);
+  return [guard?.state?.terminated, guard?.lastState?.terminated].some((t) => t?.exitCode === DATA_LOST_EXIT);
+}
+
 export function podView(pod: V1Pod): PodView {
   const isReady = podReady(pod);
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
@@ -24,6 +30,7 @@ export function podView(pod: V1Pod): PodView {
     version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
     config: pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
+    dataLost: dataLost(pod),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
 }

@@ -1,0 +1,81 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import type { TestContext } from 'node:test';
+import { adminKubeConfig } from './lab.js';
+
+/** Which answers of the API server a fault holds back: by the request's method and path with its query. */
+export type Matcher = (method: string, path: string) => boolean;
+
+export interface ApiRelay {
+  /** The relay's address, for a client's kubeconfig (plain HTTP on the loopback). */
+  url: string;
+  /** From now on, the answers of matching requests, those under way included, are held back: the server still gets every request. */
+  stall(matches: Matcher): void;
+  /** Everything held back is delivered, and answers flow again. */
+  heal(): void;
+}
+
+/** A watch of one resource: `watches('pods')` matches the watch requests for pods. */
+export const watches = (resource: string): Matcher => (method, path) =>
+  method === 'GET' && /[?&]watch=(1|true)/.test(path) && new RegExp(`/${resource}\\?`).test(path);
+
+interface Flow { method: string; path: string; answer: PassThrough; to: ServerResponse; flowing: boolean }
+
+/**
+ * The lab's real API server behind a relay on this host: every request goes to it unchanged, with the client's
+ * own credentials, and the answers can be held back, as a stalled watch or a one-way black hole holds them. It
+ * fakes nothing: it only delays bytes. Closed when the test ends.
+ */
+export async function apiRelay(t: TestContext): Promise<ApiRelay> {
+  const cluster = adminKubeConfig().getCurrentCluster();
+  if (!cluster) throw new Error('the admin kubeconfig has no cluster');
+  const target = new URL(cluster.server);
+  const ca = cluster.caFile ? readFileSync(cluster.caFile) : Buffer.from(cluster.caData ?? '', 'base64');
+  const flows = new Set<Flow>();
+  let stalled: Matcher | undefined;
+  const flow = (f: Flow): void => {
+    if (!f.flowing) f.answer.pipe(f.to);
+    f.flowing = true;
+  };
+
+  const relay = (from: IncomingMessage, to: ServerResponse): void => {
+    const [method, path] = [from.method ?? 'GET', from.url ?? '/'];
+    const upstream = request({ host: target.hostname, port: target.port, method, path, ca, headers: { ...from.headers, host: target.host } }, (answer) => {
+      to.writeHead(answer.statusCode ?? 502, answer.headers);
+      const f: Flow = { method, path, answer: answer.pipe(new PassThrough()), to, flowing: false };
+      flows.add(f);
+      to.on('close', () => { flows.delete(f); });
+      if (!stalled?.(method, path)) flow(f);
+    });
+    upstream.on('error', () => { to.destroy(); });
+    // The client gone (or the answer complete), the request upstream ends too: a watch is not left open.
+    to.on('close', () => { upstream.destroy(); });
+    from.pipe(upstream);
+  };
+  const server = createServer(relay);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => {
+    for (const f of flows) f.to.destroy();
+    server.close(() => { resolve(); });
+  }));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stall: (matches) => {
+      stalled = matches;
+      for (const f of flows) {
+        if (f.flowing && matches(f.method, f.path)) {
+          f.answer.unpipe(f.to);
+          f.flowing = false;
+        }
+      }
+    },
+    heal: () => {
+      stalled = undefined;
+      for (const f of flows) flow(f);
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dataGuardCommand } from '../../src/cli/data-guard.js';
+
+test('the data guard refuses an empty data directory to a member that started before, and only to it', (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'data-guard-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const [data, marker] = [join(root, 'data'), join(root, 'scratch', 'started')];
+  const guard = (...extra: string[]): number => dataGuardCommand([`--data-dir=${data}`, `--marker=${marker}`, ...extra]);
+
+  assert.equal(guard('--expect-data'), 3, 'started before (the operator says so), no data: refused');
+  assert.equal(existsSync(marker), false, 'a refusal leaves no marker');
+  assert.equal(guard(), 0, 'a new member starts on an empty directory');
+  assert.equal(existsSync(marker), true, 'and the pod remembers that it started one');
+  assert.equal(guard(), 3, 'the same pod again (a reboot) on an empty directory: refused');
+  mkdirSync(join(data, 'member', 'wal'), { recursive: true });
+  assert.equal(guard(), 3, 'a directory without a write-ahead log holds no data');
+  writeFileSync(join(data, 'member', 'wal', '0000000000000000-0000000000000000.wal'), 'x');
+  assert.equal(guard(), 0, 'with its data it starts');
+  assert.equal(guard('--expect-data'), 0);
+});
