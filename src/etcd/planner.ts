@@ -259,6 +259,9 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (leader && index !== undefined && leader.raftIndex - index <= s.learnerMaxLag) {
       return { type: 'PromoteLearner', memberId: learner.id, member: learner.name };
     }
+    // One that answers is catching up, however long that takes; one that stays silent would hold every
+    // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
+    if ((s.silentForMs[learner.name] ?? 0) > s.replaceAfterMs) return removal(s, learner, 'learner never answered; removing it', voters, leader);
     return { type: 'Wait', reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);
@@ -445,8 +448,8 @@ function afterRemoval(s: ClusterState, member: string): { healthy: number; neede
 /** etcd names member 0 in a CORRUPT alarm when no majority of hashes agrees. */
 const namesNoMember = (a: AlarmView): boolean => a.memberId === '0' || a.memberId === '';
 
-/** Whether a membership change is in flight: a learner, or a voter added that has not started. */
-const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.find((m) => m.isLearner || !m.started);
+/** The membership change under way: a learner not yet promoted, else a member added that has not started. */
+const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.find((m) => m.isLearner) ?? s.members?.find((m) => !m.started);
 
 /**
  * What the planner must never do, whatever it observes: each holds of every state and the action planned for

@@ -12,7 +12,7 @@ import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
-import { inject } from '../support/faults.js';
+import { inject, wipeVolume } from '../support/faults.js';
 import { startWriteLoad, untilServing } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 import { memberNames, watchMembership } from '../support/chaos.js';
@@ -121,7 +121,7 @@ test('finding 2: a cluster created while the operator\'s pods watch is stalled b
   const operator = startOperator(t, bed.namespace, [], relay.url);
   const name = 'once';
   await bed.create(name, { size: 3 });
-  await eventually('the first pods created', 60_000, async () => (created.size > 0 ? true : undefined));
+  await eventually('the first pods created', 60_000, () => Promise.resolve(created.size > 0 ? true : undefined));
   // Time for many passes of the operator, each of which saw no pod in its cache.
   await new Promise((r) => setTimeout(r, 15_000));
   const duringStall = [...created].sort();
@@ -135,3 +135,57 @@ test('finding 2: a cluster created while the operator\'s pods watch is stalled b
   for (const member of members) assert.deepEqual((await etcd.memberList(clientUrl(address, member))).map(memberName).sort(), members, `as ${member} lists them`);
   operator.succeeded();
 });
+
+const LOSSES = {
+  'its volume wiped under it': async (bed: Testbed, member: string): Promise<void> => {
+    await wipeVolume(bed.namespace, member);
+    await bed.core.deleteNamespacedPod({ name: member, namespace: bed.namespace });
+  },
+  // The claim waits (its protection finalizer) until the pod that uses it is gone; a claim of the same name
+  // made again is a new, empty volume.
+  'its claim deleted and made anew': async (bed: Testbed, member: string): Promise<void> => {
+    const old = await bed.core.readNamespacedPersistentVolumeClaim({ name: member, namespace: bed.namespace });
+    await bed.core.deleteNamespacedPersistentVolumeClaim({ name: member, namespace: bed.namespace });
+    await bed.core.deleteNamespacedPod({ name: member, namespace: bed.namespace });
+    await eventually('the old claim gone', 60_000, async () =>
+      (await bed.core.readNamespacedPersistentVolumeClaim({ name: member, namespace: bed.namespace }).then((c) => c.metadata?.uid !== old.metadata?.uid, () => true)) ? true : undefined);
+    await bed.core.createNamespacedPersistentVolumeClaim({ namespace: bed.namespace, body: {
+      metadata: { name: member, labels: old.metadata?.labels ?? {}, ownerReferences: old.metadata?.ownerReferences ?? [] }, spec: { accessModes: old.spec?.accessModes ?? [], resources: old.spec?.resources ?? {} },
+    } }).catch(() => undefined); // the operator may have acted first; either way no old data is left
+  },
+};
+
+for (const [loss, inflict] of Object.entries(LOSSES)) {
+  test(`finding 3: a follower with ${loss} is replaced, never rejoins under its ID; after a leader kill every acknowledged write is there`, async (t) => {
+    const bed = await testbed(t, 'emptied');
+    const operator = startOperator(t, bed.namespace);
+    const name = 'emptied';
+    await bed.create(name, { size: 3, pod: ON_VOLUMES });
+    const members = await eventually('3 members on volumes', 180_000, () => bed.settledMembers(name, 3));
+    const endpoint = await bed.clientEndpoint(name);
+    await untilServing(endpoint);
+    const load = startWriteLoad(endpoint, 'load-');
+    const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
+    const victim = members.find((m) => m !== leader) ?? '';
+    await new Promise((r) => setTimeout(r, 3000));
+    await inflict(bed, victim);
+    const replaced = await eventually(`${victim} replaced by a new member`, 240_000, async () => {
+      const now = await bed.settledMembers(name, 3);
+      return now && !now.includes(victim) ? now : undefined;
+    });
+    assert.ok(!(await memberNames(bed, name)).includes(victim), `${victim} is no longer a member`);
+    // The leader now: had the emptied member rejoined under its ID, its vote could elect a leader without them.
+    const nextLeader = (await bed.get(name)).status?.leader ?? '';
+    await bed.core.deleteNamespacedPod({ name: nextLeader, namespace: bed.namespace, gracePeriodSeconds: 0 });
+    await eventually('3 members settled after the leader kill', 180_000, async () => {
+      const now = await bed.settledMembers(name, 3);
+      return now && now.join() === replaced.join() ? now : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    checkLoad(t, `${victim} with ${loss}, then leader ${nextLeader} killed`, await load.finish());
+    const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'RemoveMember').map((e) => e.message ?? '');
+    t.diagnostic(`removals: ${events.join(' | ')}`);
+    assert.equal(events.length, 1, 'one removal: the emptied member');
+    operator.succeeded();
+  });
+}

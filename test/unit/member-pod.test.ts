@@ -176,6 +176,6 @@ test('a member on a volume runs the data guard first (with --expect-data once it
   assert.equal(guard({ withClaim: true })?.image, 'etcd-operator:dev');
   const pod = memberPod(input({ withClaim: true, restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
   assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot'], 'the guard runs before a restore writes the data');
-  assert.deepEqual(pod.spec?.volumes?.find((v) => v.name === 'guard'), { name: 'guard', emptyDir: {} }, 'its marker lives as long as the pod');
+  assert.deepEqual(pod.spec.volumes?.find((v) => v.name === 'guard'), { name: 'guard', emptyDir: {} }, 'its marker lives as long as the pod');
   assert.equal(guard({ withClaim: false }), undefined);
 });

@@ -353,3 +353,12 @@ test('a member whose volume came back empty is removed, never restarted on it; a
   const lostLearner = { ...learning, pods: learning.pods.map((p) => ({ ...p, dataLost: p.name === 'd' })), health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) };
   assert.deepEqual(plan(lostLearner), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'its volume came back empty: it must not rejoin under its old ID; replacing it' });
 });
+
+test('a learner that never answers is removed after the threshold; one that answers is left to catch up (finding 7)', () => {
+  const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 4, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
+    health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
+  assert.deepEqual(plan(s), { type: 'Wait', reason: 'learner d catching up' });
+  assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'learner never answered; removing it' });
+  const answering = { ...s, health: [...s.health, health('d', { raftIndex: 1 })] };
+  assert.deepEqual(plan(answering), { type: 'Wait', reason: 'learner d catching up' }, 'far behind but answering');
+});

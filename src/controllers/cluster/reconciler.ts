@@ -124,7 +124,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 
   /** The plan made anew from the cluster, its pods and claims read from the API server and etcd's linearizable member list. */
   async function confirm(cluster: EtcdCluster, etcd: EtcdClient, address: ClusterAddress, timings: Timings, tls: MemberTls | undefined): Promise<Action> {
-    const { namespace = '', name = '', uid = '' } = cluster.metadata;
+    const { namespace, name, uid = '' } = cluster.metadata;
     const selector = encodeURIComponent(labelSelector(clusterLabels(name)));
     const list = async <T extends V1Pod | V1PersistentVolumeClaim>(resource: string): Promise<T[]> =>
       ((await d.transport.call('GET', `/api/v1/namespaces/${namespace}/${resource}?labelSelector=${selector}`)) as { items: T[] }).items
