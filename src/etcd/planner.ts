@@ -275,18 +275,22 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   // 4. Repairs.
   const orphan = pods.find((p) => !members.some((m) => m.name === p.name));
   if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: false, reason: 'pod is not a member of the cluster' };
-  for (const m of voters.filter((v) => !podOf(v.name))) {
+  // A stopping pod is not gone: it may still run (evicted, or on a node that does not answer). Its member is
+  // neither restarted beside it nor counted as lost for good; a silent one is judged by the rules below.
+  const stopping = (name: string): boolean => s.pods.some((p) => p.name === name && p.terminating);
+  const podless = voters.filter((v) => !podOf(v.name) && !stopping(v.name));
+  for (const m of podless) {
     if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, version, reason: 'pod gone; rejoining with its data' };
   }
   const healthyVoters = answering(voters, s.health);
   if (healthyVoters < quorum(voters.length)) {
-    const lostForGood = voters.filter((m) => !podOf(m.name) && !s.claims.includes(m.name)).length;
+    const lostForGood = podless.filter((m) => !s.claims.includes(m.name)).length;
     if (voters.length - lostForGood < quorum(voters.length)) {
       return quorumLost(s, `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost`);
     }
     return { type: 'Wait', reason: `quorum lost: ${healthyVoters} of ${voters.length} members answer; waiting for members to come back` };
   }
-  const gone = voters.find((m) => !podOf(m.name));
+  const gone = podless[0];
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
   const corrupt = s.alarms.filter((a) => a.alarm === 'CORRUPT');
   if (corrupt.length > 0) {
@@ -312,6 +316,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (expired) return { type: 'DeleteClaim', member: expired[0], reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
 
   // 5. Readiness gate.
+  const stopped = voters.find((m) => !podOf(m.name));
+  if (stopped) return { type: 'Wait', reason: `the pod of member ${stopped.name} is stopping` };
   const unready = pods.find((p) => !p.ready);
   if (unready) return { type: 'Wait', reason: `member ${unready.name} is not ready` };
 

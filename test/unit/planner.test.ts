@@ -171,9 +171,15 @@ test('no member answering means wait, never a destructive action', () => {
   assert.equal(plan(s).type, 'Wait');
 });
 
-test('terminating pods do not count as members’ pods', () => {
-  const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true })], claims: ['c'] });
-  assert.deepEqual(plan(s), { type: 'CreatePod', member: 'c', version: '3.5.17', reason: 'pod gone; rejoining with its data' });
+test('a stopping pod is not gone: its member is not restarted beside it, and a stopping majority is no lost majority (finding 6)', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true })], claims: ['c'], health: [health('a', { isLeader: true }), health('b')] });
+  assert.deepEqual(plan(s), { type: 'Wait', reason: 'the pod of member c is stopping' }, 'no pod made while its old one may still run');
+  assert.deepEqual(plan({ ...s, pods: [pod('a'), pod('b')] }), { type: 'CreatePod', member: 'c', version: '3.5.17', reason: 'pod gone; rejoining with its data' });
+  // Evicted but maybe alive: the majority that does not answer may still be serving on its own.
+  const evicted = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { terminating: true }), pod('c', { terminating: true })], health: [health('a')],
+    rebuildFrom: { backup: 'nightly', path: 'ex/snap_v9', revision: 9 } });
+  assert.equal(plan(evicted).type, 'Wait', 'no rebuild while the majority\'s pods are stopping');
+  assert.equal(plan({ ...evicted, pods: [pod('a')] }).type, 'StartRebuild', 'once they are gone, it is a lost majority');
 });
 
 test('a healthy cluster at its size is steady', () => {
