@@ -1,6 +1,5 @@
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent, request } from 'node:https';
 import type { RequestOptions } from 'node:https';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -22,11 +21,10 @@ export const ignoreStatus = (status: number) => (err: unknown): void => {
 
 /**
  * HTTP to the API server with the kubeconfig's credentials over one keep-alive agent shared by every call and
- * every watch (a new agent per call leaks sockets across watch reconnects). A plain http:// server (such as
- * `kubectl proxy` serves) is spoken to without TLS.
+ * every watch (a new agent per call leaks sockets across watch reconnects).
  */
 export class ApiTransport {
-  readonly agent: HttpAgent;
+  readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
   private readonly server: URL;
 
   /** `answered` learns of each request's method and status code (0 when no answer came): the operator counts its API traffic. */
@@ -34,7 +32,6 @@ export class ApiTransport {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
-    this.agent = this.server.protocol === 'http:' ? new HttpAgent({ keepAlive: true, maxSockets: 64 }) : new HttpsAgent({ keepAlive: true, maxSockets: 64 });
   }
 
   /** One request; the JSON body of a 2xx answer, else an ApiError. */
@@ -68,7 +65,7 @@ export class ApiTransport {
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
     return new Promise((resolve, reject) => {
-      const req = (this.server.protocol === 'http:' ? httpRequest : httpsRequest)(options, (res) => {
+      const req = request(options, (res) => {
         this.answered(method, res.statusCode ?? 0);
         resolve(res);
       });

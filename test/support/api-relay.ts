@@ -1,8 +1,8 @@
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { request } from 'node:https';
+import { createServer, request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { TestContext } from 'node:test';
 import { adminKubeConfig } from './lab.js';
@@ -11,7 +11,7 @@ import { adminKubeConfig } from './lab.js';
 export type Matcher = (method: string, path: string) => boolean;
 
 export interface ApiRelay {
-  /** The relay's address, for a client's kubeconfig (plain HTTP on the loopback). */
+  /** The relay's address, for a client's kubeconfig (on the loopback, serving the API server's own certificate). */
   url: string;
   /** From now on, the answers of matching requests, those under way included, are held back: the server still gets every request. */
   stall(matches: Matcher): void;
@@ -32,9 +32,10 @@ interface Flow { method: string; path: string; answer: PassThrough; to: ServerRe
  */
 export async function apiRelay(t: TestContext): Promise<ApiRelay> {
   const cluster = adminKubeConfig().getCurrentCluster();
-  if (!cluster) throw new Error('the admin kubeconfig has no cluster');
+  if (!cluster?.caFile) throw new Error('the admin kubeconfig names no CA file in the lab\'s PKI');
   const target = new URL(cluster.server);
-  const ca = cluster.caFile ? readFileSync(cluster.caFile) : Buffer.from(cluster.caData ?? '', 'base64');
+  const pki = dirname(cluster.caFile);
+  const ca = readFileSync(cluster.caFile);
   const flows = new Set<Flow>();
   let stalled: Matcher | undefined;
   const flow = (f: Flow): void => {
@@ -56,14 +57,15 @@ export async function apiRelay(t: TestContext): Promise<ApiRelay> {
     to.on('close', () => { upstream.destroy(); });
     from.pipe(upstream);
   };
-  const server = createServer(relay);
+  // The API server's certificate names 127.0.0.1 too: clients verify the relay as they would the server.
+  const server = createServer({ cert: readFileSync(join(pki, 'apiserver.crt')), key: readFileSync(join(pki, 'apiserver.key')) }, relay);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => {
     for (const f of flows) f.to.destroy();
     server.close(() => { resolve(); });
   }));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
     stall: (matches) => {
       stalled = matches;
       for (const f of flows) {
