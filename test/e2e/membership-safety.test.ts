@@ -8,6 +8,7 @@ import { clientUrl } from '../../src/etcd/identity.js';
 import { eventually, lab } from '../support/lab.js';
 import { labLookup } from '../support/lab-dns.js';
 import { apiRelay, watches } from '../support/api-relay.js';
+import { ANNOTATION_INITIAL_CLUSTER } from '../../src/k8s/labels.js';
 import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
@@ -189,3 +190,40 @@ for (const [loss, inflict] of Object.entries(LOSSES)) {
     operator.succeeded();
   });
 }
+
+test('finding 5: with the operator\'s cluster watch stalled since the bootstrap, a removed member is no reason to bootstrap again: bootstrapped stays true, no member starts as "new"', async (t) => {
+  const bed = await testbed(t, 'monotonic');
+  const relay = await apiRelay(t);
+  const operator = startOperator(t, bed.namespace, [], relay.url);
+  const name = 'monotonic';
+  await bed.create(name, { size: 3 });
+  await eventually('the first pods created', 60_000, async () => ((await bed.pods(name)).length > 0 ? true : undefined));
+  // From here on the operator's copy of the EtcdCluster says it is still bootstrapping.
+  relay.stall(watches('etcdclusters'));
+  const members = await eventually('3 members settled', 180_000, () => bed.settledMembers(name, 3));
+  const flags: boolean[] = [];
+  const sampler = setInterval(() => { void bed.get(name).then((c) => flags.push(c.status?.bootstrapped ?? false), () => undefined); }, 250);
+  t.after(() => { clearInterval(sampler); });
+  // A member removed (as a replacement does first) and its pod gone: all the stale copy can see is a bootstrap
+  // member missing.
+  const lost = members[0] ?? '';
+  const etcd = new EtcdClient({ lookup: labLookup(), timeoutMs: 5000 });
+  const address = { cluster: name, namespace: bed.namespace, domain: lab().clusterDomain, tls: false };
+  const survivor = clientUrl(address, members[1] ?? '');
+  const id = (await etcd.memberList(survivor)).find((m) => memberName(m) === lost)?.id ?? '';
+  // etcd refuses a removal ("unhealthy cluster") until every member has been connected for 5 s.
+  await eventually(`${lost} removed from etcd`, 30_000, async () => { await etcd.memberRemove(survivor, id); return true; });
+  await bed.core.deleteNamespacedPod({ name: lost, namespace: bed.namespace, gracePeriodSeconds: 0 });
+  await new Promise((r) => setTimeout(r, 15_000));
+  // Without a volume, a started member whose pod is gone is replaced by a new one; a pod under its name again
+  // is one made for a bootstrap (state "new"), on the word of the stale copy.
+  const bootstrapPods = (await bed.pods(name)).filter((p) => p.metadata?.name === lost || (p.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER] && !members.includes(p.metadata.name ?? '')));
+  relay.heal();
+  const after = await eventually('3 members settled after the heal', 180_000, () => bed.settledMembers(name, 3));
+  clearInterval(sampler);
+  assert.ok(flags.length > 20, `status sampled (${flags.length} times)`);
+  assert.deepEqual([...new Set(flags)], [true], 'bootstrapped never went back to false');
+  assert.deepEqual(bootstrapPods.map((p) => p.metadata?.name), [], 'no pod started as a bootstrap member while the watch was stalled');
+  assert.ok(!after.includes(lost), `${lost} (no volume) was replaced by a new member`);
+  operator.succeeded();
+});

@@ -52,7 +52,7 @@ export interface ClusterReconcilerDeps {
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
 /** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
-const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
+const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
