@@ -42,6 +42,13 @@ export interface EtcdClientOptions {
 }
 
 interface RawMember { ID?: string; name?: string; peerURLs?: string[]; clientURLs?: string[]; isLearner?: boolean }
+export interface MemberHash {
+  hash: number;
+  /** The compaction the hash starts from: hashes compare only between members at the same one. */
+  compactRevision: number;
+  hashRevision: number;
+}
+
 export type AlarmType = 'NOSPACE' | 'CORRUPT';
 
 export interface Alarm {
@@ -117,6 +124,15 @@ export class EtcdClient {
 
   async alarmDisarm(endpoint: string, alarm: Alarm): Promise<void> {
     await this.call(endpoint, '/v3/maintenance/alarm', { action: 'DEACTIVATE', memberID: alarm.memberId, alarm: alarm.alarm });
+  }
+
+  /**
+   * The hash of this member's key space up to `revision` (etcd hashes every key version from its last
+   * compaction to there): members that hold the same data answer the same hash for the same revision.
+   */
+  async hashKV(endpoint: string, revision: number): Promise<MemberHash> {
+    const res = (await this.call(endpoint, '/v3/maintenance/hashkv', { revision: String(revision) })) as { hash?: number | string; compact_revision?: string; hash_revision?: string };
+    return { hash: Number(res.hash ?? 0), compactRevision: Number(res.compact_revision ?? 0), hashRevision: Number(res.hash_revision ?? revision) };
   }
 
   /** Compacts the key space's history up to `revision`, physically (the space is free for reuse when it answers). */

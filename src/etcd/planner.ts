@@ -12,8 +12,9 @@
  *    its ID. Then a change in flight is finished before anything else: a learner gets its pod, then is promoted
  *    when caught up; a member added but never started gets its pod, and is removed if it never starts.
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
- *    without one, is removed (to be replaced); a member with a CORRUPT alarm is removed (its data is not
- *    trusted) and the alarm disarmed; a member whose pod failed or that answered nothing past the threshold
+ *    without one, is removed (to be replaced); under a CORRUPT alarm, the members whose HashKV differs from
+ *    that of a quorum are removed and the alarm disarmed once all agree (no quorum agreeing: a person
+ *    decides); a member whose pod failed or that answered nothing past the threshold
  *    is restarted on its volume or, without one, replaced. Removal needs healthy voters for a quorum of the
  *    rest and of the desired size; the leader hands leadership over first. A removed member's claim is kept
  *    for a grace period, then deleted.
@@ -113,6 +114,8 @@ export interface ClusterState {
   /** The digest of the settings the spec asks for. */
   targetConfig: string;
   alarms: AlarmView[];
+  /** While CORRUPT is raised: each answering member's HashKV at one revision, by member name. */
+  corruptionCheck?: { revision: number; hashes: Record<string, number> };
   /** Steps of a NOSPACE recovery already done. */
   noSpaceRecovery?: NoSpaceRecovery;
   /** The quota the members enforce; data past it keeps NOSPACE raised. */
@@ -293,14 +296,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const gone = podless[0];
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
   const corrupt = s.alarms.filter((a) => a.alarm === 'CORRUPT');
-  if (corrupt.length > 0) {
-    const bad = members.find((m) => corrupt.some((a) => a.memberId === m.id));
-    if (bad) return removal(s, bad, 'CORRUPT alarm: its data differs from the other members; replacing it', voters, leader);
-    // etcd names member 0 when no majority of hashes agree: which replica is right is not known, and writes
-    // on divergent replicas must not resume. A person decides.
-    if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: 'etcd raised CORRUPT naming no member: the members disagree and no majority agrees; compare their data (etcdctl endpoint hashkv) and remove the wrong ones' };
-    return { type: 'DisarmAlarms', alarms: corrupt, reason: 'the corrupted member is gone' };
-  }
+  if (corrupt.length > 0) return planCorruption(s, members, voters, leader, corrupt);
   const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
   const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace) : undefined;
   if (recovery) return recovery;
@@ -388,6 +384,31 @@ function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: 
   if (!(leads && alone && pod.ready)) return { type: 'Wait', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
   if (pod.forced) return { type: 'RestartSurvivor', survivor: rec.survivor };
   return { type: 'CompleteSurvivorRecovery', survivor: rec.survivor };
+}
+
+/**
+ * A CORRUPT alarm says some replica differs, not reliably which: etcd's periodic check runs on the leader and
+ * names the followers that differ from it, so a corrupt leader gets its healthy followers named. The
+ * members' own HashKV at one revision decides: the members outside a group that agrees and is a quorum of
+ * the voters are removed, one at a time (followers of a corrupt leader keep their place). Without such a
+ * group nothing is removed and nothing disarmed: a person decides which data is right.
+ */
+function planCorruption(s: ClusterState, members: MemberView[], voters: MemberView[], leader: MemberHealth | undefined, corrupt: AlarmView[]): Action {
+  const check = s.corruptionCheck;
+  const at = check ? ` at revision ${check.revision}` : '';
+  const hashOf = (name: string): number | undefined => check?.hashes[name];
+  const hashed = voters.filter((v) => hashOf(v.name) !== undefined);
+  const agreed = hashed.map((v) => hashOf(v.name)).find((h) => hashed.filter((v) => hashOf(v.name) === h).length >= quorum(voters.length));
+  if (agreed === undefined) {
+    const why = hashed.length < quorum(voters.length) ? `only ${hashed.length} of ${voters.length} members answered HashKV` : `no ${quorum(voters.length)} of ${voters.length} members agree on their data${at}`;
+    return { type: 'CorruptionUndecided', reason: `etcd raised CORRUPT and ${why}; compare their data (etcdctl endpoint hashkv) and remove the wrong ones` };
+  }
+  const odd = members.find((m) => hashOf(m.name) !== undefined && hashOf(m.name) !== agreed);
+  if (odd) return removal(s, odd, `CORRUPT: its data differs from that of a majority${at} (HashKV); replacing it`, voters, leader);
+  if (hashed.length < voters.length) return { type: 'Wait', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
+  // etcd names member 0 when it could not tell who differs; such an alarm is for a person to clear.
+  if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm)` };
+  return { type: 'DisarmAlarms', alarms: corrupt, reason: `every member's data agrees${at}` };
 }
 
 /** Removes what is left of the lost cluster, every pod and claim, before the rebuild's bootstrap. */

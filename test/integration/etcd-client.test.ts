@@ -60,6 +60,13 @@ test('the etcd client drives real members: list, learner add, promote, leadershi
   assert.deepEqual(members.map((m) => [memberName(m), m.isLearner]).sort(), [['pair-a', false], ['pair-b', false]]);
   assert.deepEqual(await etcd.memberList(second, true), members, 'a linearizable list, confirmed with the leader, is the same');
 
+  // Both hold the same data: the same hash at the same revision.
+  const revision = (await etcd.status(first)).revision;
+  const hash = await eventually('both members at the revision', 10_000, async () => {
+    const [a, b] = [await etcd.hashKV(first, revision), await etcd.hashKV(second, revision)];
+    return a.hash === b.hash ? a : undefined;
+  });
+  assert.ok(hash.hash !== 0 && hash.hashRevision === revision, 'a real hash of that revision');
   const before = await etcd.status(first);
   assert.equal(before.leaderId, before.memberId, 'the first member leads');
   await etcd.moveLeader(first, learner.id);

@@ -79,3 +79,17 @@ export async function memberNames(bed: Testbed, cluster: string): Promise<string
   }
   throw new Error(`no member of ${cluster} answered`);
 }
+
+/**
+ * Every member's HashKV at one revision (the lowest any member has applied), once all members report: equal
+ * hashes mean the replicas hold the same data, which a write verifier reading through one member cannot tell.
+ */
+export async function memberHashes(bed: Testbed, cluster: string): Promise<{ revision: number; hashes: Map<string, number> }> {
+  const etcd = new EtcdClient({ lookup: labLookup(), timeoutMs: 5000 });
+  const address = { cluster, namespace: bed.namespace, domain: lab().clusterDomain, tls: false };
+  const names = await memberNames(bed, cluster);
+  const revisions = await Promise.all(names.map(async (n) => (await etcd.status(clientUrl(address, n))).revision));
+  const revision = Math.min(...revisions);
+  const hashes = await Promise.all(names.map(async (n) => [n, (await etcd.hashKV(clientUrl(address, n), revision)).hash] as const));
+  return { revision, hashes: new Map(hashes) };
+}

@@ -35,6 +35,7 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   alarms: fc.array(fc.record({ memberId: fc.constantFrom('0', ...NAMES.map((n) => `id-${n}`)), alarm: fc.constantFrom<AlarmView['alarm']>('NOSPACE', 'CORRUPT') }), { maxLength: 2 }),
   targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
   rebuildFrom: fc.option(fc.constant({ backup: 'b', path: 'p', revision: 5 }), { nil: undefined }),
+  hashes: fc.option(fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 })), { nil: undefined }),
 }).chain((g) => fc.record({
   pods: fc.tuple(...g.podNames.map(podOf)),
   members: g.memberNames === undefined ? fc.constant(undefined) : fc.tuple(...g.memberNames.map(memberOf)),
@@ -47,6 +48,7 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
   ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
+  ...(g.hashes ? { corruptionCheck: { revision: 50, hashes: g.hashes } } : {}),
 })));
 
 for (const [name, holds] of Object.entries(INVARIANTS)) {

@@ -244,13 +244,16 @@ test('a new cluster starts on the target version', () => {
   assert.deepEqual(plan(healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, targetVersion: '3.6.5' })), { type: 'Bootstrap', size: 1, version: '3.6.5' });
 });
 
-test('a CORRUPT member is removed, ahead of everything else but quorum; the alarm is disarmed once it is gone', () => {
-  const corrupt = healthy(['a', 'b', 'c'], { alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }, { memberId: 'id-a', alarm: 'NOSPACE' }], claims: ['a', 'b', 'c'] });
-  assert.deepEqual(plan(corrupt), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'CORRUPT alarm: its data differs from the other members; replacing it' });
-  const leaderCorrupt = { ...corrupt, alarms: [{ memberId: 'id-a', alarm: 'CORRUPT' as const }] };
-  assert.equal(plan(leaderCorrupt).type, 'MoveLeader');
-  const removed = healthy(['a', 'c'], { desiredSize: 3, alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }] });
-  assert.deepEqual(plan(removed), { type: 'DisarmAlarms', alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }], reason: 'the corrupted member is gone' });
+test('under CORRUPT, the member whose HashKV differs from a majority\'s is removed, whatever the alarm names; all agreeing, the alarm is disarmed (finding 4)', () => {
+  const check = (hashes: Record<string, number>) => ({ corruptionCheck: { revision: 40, hashes } });
+  const corrupt = healthy(['a', 'b', 'c'], { alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }, { memberId: 'id-a', alarm: 'NOSPACE' }], claims: ['a', 'b', 'c'], ...check({ a: 1, b: 2, c: 1 }) });
+  assert.deepEqual(plan(corrupt), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'CORRUPT: its data differs from that of a majority at revision 40 (HashKV); replacing it' });
+  // etcd's check runs on the leader: a corrupt leader gets its healthy followers named.
+  const leaderCorrupt = { ...corrupt, alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' as const }, { memberId: 'id-c', alarm: 'CORRUPT' as const }], ...check({ a: 7, b: 1, c: 1 }) };
+  assert.deepEqual(plan(leaderCorrupt), { type: 'MoveLeader', toMemberId: 'id-b', to: 'b', reason: 'before removing a' }, 'the leader goes, the followers it named stay');
+  const removed = healthy(['a', 'c'], { desiredSize: 3, alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }], ...check({ a: 1, c: 1 }) });
+  assert.deepEqual(plan(removed), { type: 'DisarmAlarms', alarms: [{ memberId: 'id-b', alarm: 'CORRUPT' }], reason: 'every member\'s data agrees at revision 40' });
+  assert.deepEqual(plan({ ...removed, ...check({ a: 1 }) }), { type: 'CorruptionUndecided', reason: 'etcd raised CORRUPT and only 1 of 2 members answered HashKV; compare their data (etcdctl endpoint hashkv) and remove the wrong ones' });
 });
 
 test('NOSPACE: compact at the leader’s revision, defragment followers then the leader, then disarm; no step repeats', () => {
@@ -331,10 +334,13 @@ test('recovery from a survivor: the furthest one, alone with --force-new-cluster
   assert.equal(plan({ ...alone, survivorRecovery: undefined, pods: [pod('a')] }).type, 'AddMember', 'then it scales back out');
 });
 
-test('a CORRUPT alarm naming no member is never disarmed: a person decides (finding 4)', () => {
+test('a CORRUPT alarm is acted on only for a clear minority: no quorum agreeing, or none naming a member, is for a person (finding 4)', () => {
   const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: '0', alarm: 'CORRUPT' }] });
-  assert.equal(plan(s).type, 'CorruptionUndecided');
-  assert.equal(plan({ ...s, alarms: [{ memberId: 'id-gone', alarm: 'CORRUPT' }] }).type, 'DisarmAlarms', 'the alarm of a member already removed is disarmed');
+  assert.equal(plan(s).type, 'CorruptionUndecided', 'no HashKV taken: nothing known');
+  assert.equal(plan({ ...s, corruptionCheck: { revision: 9, hashes: { a: 1, b: 2, c: 3 } } }).type, 'CorruptionUndecided', 'three different answers');
+  assert.equal(plan({ ...s, corruptionCheck: { revision: 9, hashes: { a: 1, b: 1, c: 3 } } }).type, 'RemoveMember', 'etcd could not tell, HashKV can');
+  assert.equal(plan({ ...s, corruptionCheck: { revision: 9, hashes: { a: 1, b: 1, c: 1 } } }).type, 'CorruptionUndecided', 'all agree, but an alarm naming no member is never disarmed');
+  assert.equal(plan({ ...s, alarms: [{ memberId: 'id-gone', alarm: 'CORRUPT' }], corruptionCheck: { revision: 9, hashes: { a: 1, b: 1, c: 1 } } }).type, 'DisarmAlarms', 'the alarm of a member already removed is disarmed');
 });
 
 test('an added member that has not started holds every other change; one that never starts is removed (finding 7)', () => {

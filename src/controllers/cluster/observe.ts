@@ -4,15 +4,27 @@ import { memberName } from '../../etcd/client.js';
 import { clientUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import { podReady } from './views.js';
+import type { ClusterState } from '../../etcd/planner.js';
+
+type CorruptionCheck = NonNullable<ClusterState['corruptionCheck']>;
 
 
 /**
  * etcd's view: the member list from the first member pod that answers (ready ones first), and the status of
  * every listed member that answers. Members that do not answer are simply absent from the statuses. Alarms
  * are listed only when a member's status reports one: etcd serves an alarm list through raft, so asking on
- * every pass would append a raft entry each time and keep an idle cluster's status changing.
+ * every pass would append a raft entry each time and keep an idle cluster's status changing. While CORRUPT
+ * is raised, every answering member's HashKV is taken too: the planner judges by the data, not the alarm.
  */
-export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pods: V1Pod[], linearizable = false): Promise<{ members?: EtcdMember[]; statuses: Map<string, EtcdStatus>; alarms: Alarm[] }> {
+export interface EtcdView {
+  members?: EtcdMember[];
+  statuses: Map<string, EtcdStatus>;
+  alarms: Alarm[];
+  /** Only while a CORRUPT alarm is raised. */
+  corruptionCheck?: CorruptionCheck;
+}
+
+export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pods: V1Pod[], linearizable = false): Promise<EtcdView> {
   const candidates = pods
     .filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP)
     .sort((a, b) => Number(podReady(b)) - Number(podReady(a)));
@@ -37,5 +49,14 @@ export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pod
   const alarmed = [...statuses.values()].some((s) => s.errors.length > 0);
   // Unlisted this pass, the alarms are looked at again on the next.
   const alarms: Alarm[] = alarmed ? await etcd.alarmList(listedBy).catch(() => []) : [];
-  return { members, statuses, alarms };
+  const corruptionCheck = alarms.some((a) => a.alarm === 'CORRUPT') ? await hashes(etcd, address, statuses) : undefined;
+  return { members, statuses, alarms, ...(corruptionCheck ? { corruptionCheck } : {}) };
+}
+
+/** Each answering member's HashKV at the lowest revision any of them has applied: who holds which data. */
+async function hashes(etcd: EtcdClient, address: ClusterAddress, statuses: Map<string, EtcdStatus>): Promise<CorruptionCheck | undefined> {
+  if (statuses.size === 0) return undefined;
+  const revision = Math.min(...[...statuses.values()].map((s) => s.revision));
+  const answers = await Promise.allSettled([...statuses.keys()].map(async (n) => [n, (await etcd.hashKV(clientUrl(address, n), revision)).hash] as const));
+  return { revision, hashes: Object.fromEntries(answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []))) };
 }

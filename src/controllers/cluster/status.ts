@@ -55,7 +55,7 @@ function degraded(s: ClusterState, action: Action, unready: string[], rebuild: R
   const alarm = s.alarms.find((a) => a.alarm === 'CORRUPT') ?? s.alarms[0];
   if (alarm) {
     const message = alarm.alarm === 'CORRUPT'
-      ? `etcd raised CORRUPT for member ${alarm.memberId}; it is being replaced`
+      ? `etcd raised CORRUPT naming member ${alarm.memberId}; the members' data is compared (HashKV) and those that differ from a majority are replaced`
       : `etcd raised NOSPACE: writes are refused until the space is recovered${'reason' in action ? ` (${action.reason})` : ''}`;
     return { type: 'Degraded', status: 'True', reason: alarm.alarm === 'CORRUPT' ? 'AlarmCorrupt' : 'AlarmNoSpace', message };
   }

@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { BackupView, ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
-import type { Alarm, EtcdMember, EtcdStatus } from '../../etcd/client.js';
+import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
+import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
 import { DATA_GUARD, DATA_LOST_EXIT, configDigest } from '../../k8s/member-pod.js';
@@ -41,12 +42,10 @@ export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({
   name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId, revision: s.revision, dbSize: s.dbSize, dbSizeInUse: s.dbSizeInUse,
 });
 
-export interface Observed {
+/** What a pass observes: the cluster's pods and claims, and etcd's view through them. */
+export interface Observed extends EtcdView {
   pods: V1Pod[];
   claims: string[];
-  members?: EtcdMember[];
-  statuses: Map<string, EtcdStatus>;
-  alarms: Alarm[];
 }
 
 /** etcd's own quota when --quota-backend-bytes is not set. */
@@ -81,6 +80,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     targetVersion: specVersion(cluster.spec),
     targetConfig: configDigest(cluster.spec, tls),
     alarms: o.alarms,
+    ...(o.corruptionCheck ? { corruptionCheck: o.corruptionCheck } : {}),
     ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
     quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,
     ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),
