@@ -352,6 +352,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
  * rebuilt from the restore policy's backup if there is one, else reported, touching nothing.
  */
 function quorumLost(s: ClusterState, reason: string): Action {
+  // The furthest member may be one that is slow to answer: "auto" hears every member with a volume first,
+  // or gives it up once it has answered nothing for the replacement threshold (finding 8).
+  const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && (s.silentForMs[m.name] ?? 0) <= s.replaceAfterMs) : [];
+  if (unheard.length > 0) return { type: 'Wait', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
   if (survivor) return { type: 'StartSurvivorRecovery', survivor: survivor.name, revision: survivor.revision, reason };
   if (s.rebuildFrom) return { type: 'StartRebuild', from: s.rebuildFrom, reason };

@@ -374,3 +374,11 @@ test('a learner that never answers is removed after the threshold; one that answ
   const answering = { ...s, health: [...s.health, health('d', { raftIndex: 1 })] };
   assert.deepEqual(plan(answering), { type: 'Wait', reason: 'learner d catching up' }, 'far behind but answering');
 });
+
+test('"auto" chooses a survivor only once every member on a volume has answered, or stayed silent past the threshold (finding 8)', () => {
+  const lost = healthy(['a', 'b', 'c', 'd', 'e'], { claims: ['a', 'b'], pods: [pod('a'), pod('b', { ready: false })], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto' });
+  assert.deepEqual(plan(lost), { type: 'Wait', reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
+  assert.equal((plan({ ...lost, health: [...lost.health, health('b', { raftIndex: 90, revision: 40 })] }) as { survivor?: string }).survivor, 'b', 'b answers: the furthest is b');
+  assert.equal((plan({ ...lost, silentForMs: { b: 120_000 } }) as { survivor?: string }).survivor, 'a', 'b silent past the threshold: the choice is made without it');
+  assert.equal(plan({ ...lost, survivorPolicy: 'a' }).type, 'StartSurvivorRecovery', 'a named survivor needs no waiting');
+});
