@@ -134,6 +134,10 @@ export const clusterSpec = object({
       description: 'With volumes: when a majority is lost for good, restart a surviving member alone (--force-new-cluster) and scale back out. "auto" takes the survivor with the highest raft index; or name a member. Tried before fromLatestBackup.',
       maxLength: 253, pattern: '^(auto|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$',
     }),
+    maxBackupAgeSeconds: integer({
+      description: 'fromLatestBackup rebuilds only from a snapshot at most this old (default 86400: a day); with an older one the loss is reported and nothing is deleted.',
+      minimum: 60, format: 'int64',
+    }),
   }, { description: 'Recovery from a lost majority. Off unless set: without it a lost majority is reported and nothing is deleted.' }),
 }, {
   required: ['size'],

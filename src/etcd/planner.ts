@@ -123,6 +123,8 @@ export interface ClusterState {
   defragmentation?: { unusedPercent: number; minDbSizeBytes?: number };
   /** The newest good backup of the restore policy: a majority lost for good is rebuilt from it. */
   rebuildFrom?: BackupView;
+  /** Why the restore policy's newest backup is not used (too old), when it is not. */
+  rebuildRefused?: string;
   /** A rebuild under way; cleared once the lost cluster's pods and claims are gone. */
   rebuild?: { cleared: boolean };
   /** restorePolicy.fromSurvivor: "auto" (the most advanced survivor) or a member's name. */
@@ -360,7 +362,7 @@ function quorumLost(s: ClusterState, reason: string): Action {
   if (survivor) return { type: 'StartSurvivorRecovery', survivor: survivor.name, revision: survivor.revision, reason };
   if (s.rebuildFrom) return { type: 'StartRebuild', from: s.rebuildFrom, reason };
   const unavailable = s.survivorPolicy && s.survivorPolicy !== 'auto' ? `; survivor ${s.survivorPolicy} is not available` : '';
-  return { type: 'QuorumLost', reason: `${reason}${unavailable}` };
+  return { type: 'QuorumLost', reason: `${reason}${unavailable}${s.rebuildRefused ? `; ${s.rebuildRefused}` : ''}` };
 }
 
 /** A member that still has its pod and its volume and answers: the named one, or the one furthest along. */

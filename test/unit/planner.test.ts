@@ -382,3 +382,8 @@ test('"auto" chooses a survivor only once every member on a volume has answered,
   assert.equal((plan({ ...lost, silentForMs: { b: 120_000 } }) as { survivor?: string }).survivor, 'a', 'b silent past the threshold: the choice is made without it');
   assert.equal(plan({ ...lost, survivorPolicy: 'a' }).type, 'StartSurvivorRecovery', 'a named survivor needs no waiting');
 });
+
+test('a backup too old for the restore policy is not rebuilt from: the loss is reported with the reason (finding 6)', () => {
+  const lost = healthy(['a', 'b', 'c'], { pods: [pod('a')], health: [health('a')], rebuildRefused: 'the newest backup of EtcdBackup nightly is 90000 s old' });
+  assert.deepEqual(plan(lost), { type: 'QuorumLost', reason: '2 of 3 members are gone with their data; a majority is lost; the newest backup of EtcdBackup nightly is 90000 s old' });
+});

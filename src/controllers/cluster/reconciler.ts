@@ -14,7 +14,6 @@ import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
-import type { BackupView } from '../../etcd/planner.js';
 import { plan, votersOf } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
@@ -22,7 +21,7 @@ import { memberDisruptionBudget, minAvailable } from '../../k8s/disruption-budge
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import { clusterState } from './views.js';
-import type { Observed, PlannerSettings, Timings } from './views.js';
+import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
 import { memberName } from '../../etcd/client.js';
 import { clusterStatus, misconfigured } from './status.js';
@@ -93,7 +92,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     const cached = await observe(cluster, d.pods.ownedBy(uid), d.claims.ownedBy(uid), etcd, address, false);
     const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
-    const state = clusterState(cluster, cached.observed, d.settings, timings, tls, latestBackup(d, cluster));
+    const state = clusterState(cluster, cached.observed, d.settings, timings, tls, latestBackup(d, cluster, Date.now()));
     const action = plan(state);
     if (IRREVERSIBLE.includes(action.type)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
@@ -131,7 +130,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         .filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid));
     const fresh = (await d.transport.call('GET', clusterPath(namespace, name))) as EtcdCluster;
     const { observed } = await observe(fresh, await list<V1Pod>('pods'), await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), etcd, address, true);
-    return plan(clusterState(fresh, observed, d.settings, timings, tls, latestBackup(d, fresh)));
+    return plan(clusterState(fresh, observed, d.settings, timings, tls, latestBackup(d, fresh, Date.now())));
   }
 
   /**
@@ -163,12 +162,22 @@ async function observe(cluster: EtcdCluster, pods: V1Pod[], claims: V1Persistent
   return { observed, liveClaims, etcdView };
 }
 
-/** The newest good snapshot of the restore policy's EtcdBackup, if the policy is set and one was taken. */
-function latestBackup(d: ClusterReconcilerDeps, cluster: EtcdCluster): BackupView | undefined {
-  const name = cluster.spec.restorePolicy?.fromLatestBackup;
+/** A backup is too old to rebuild from, unless the restore policy says otherwise, after a day. */
+const MAX_BACKUP_AGE_S = 86_400;
+
+/**
+ * The newest good snapshot of the restore policy's EtcdBackup, if the policy is set and one was taken, or why
+ * it is refused: older than `maxBackupAgeSeconds`, a rebuild would lose more than the policy accepts.
+ */
+function latestBackup(d: ClusterReconcilerDeps, cluster: EtcdCluster, nowMs: number): RebuildSource | undefined {
+  const policy = cluster.spec.restorePolicy;
+  const name = policy?.fromLatestBackup;
   const last = name ? d.backups.get(cluster.metadata.namespace, name)?.status : undefined;
   if (!name || !last?.lastBackup?.path || !last.lastSuccessDate) return undefined;
-  return { backup: name, path: last.lastBackup.path, revision: last.etcdRevision ?? 0 };
+  const ageS = Math.round((nowMs - Date.parse(last.lastSuccessDate)) / 1000);
+  const maxS = policy.maxBackupAgeSeconds ?? MAX_BACKUP_AGE_S;
+  if (ageS > maxS) return { refused: `the newest backup of EtcdBackup ${name} is ${ageS} s old, older than the ${maxS} s restorePolicy.maxBackupAgeSeconds allows` };
+  return { from: { backup: name, path: last.lastBackup.path, revision: last.etcdRevision ?? 0 } };
 }
 
 /** The snapshot a restored or rebuilt cluster starts from; never an empty bootstrap when one was asked for. */

@@ -63,7 +63,10 @@ export interface Timings {
   unclaimedForMs: Record<string, number>;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, tls?: MemberTls, rebuildFrom?: BackupView): ClusterState {
+/** The backup a lost majority would be rebuilt from, or why the newest one is refused. */
+export type RebuildSource = { from: BackupView } | { refused: string };
+
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, tls?: MemberTls, backup?: RebuildSource): ClusterState {
   const rebuild = cluster.status?.rebuild;
   const recovery = cluster.status?.survivorRecovery;
   return {
@@ -84,7 +87,8 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
     quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,
     ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),
-    ...(rebuildFrom ? { rebuildFrom } : {}),
+    ...(backup && 'from' in backup ? { rebuildFrom: backup.from } : {}),
+    ...(backup && 'refused' in backup ? { rebuildRefused: backup.refused } : {}),
     ...(rebuild && !rebuild.completedAt ? { rebuild: { cleared: rebuild.cleared ?? false } } : {}),
     ...(cluster.spec.restorePolicy?.fromSurvivor ? { survivorPolicy: cluster.spec.restorePolicy.fromSurvivor } : {}),
     ...(recovery?.survivor && !recovery.completedAt ? { survivorRecovery: { survivor: recovery.survivor, forced: recovery.forced ?? false } } : {}),
