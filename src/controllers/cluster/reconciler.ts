@@ -52,6 +52,8 @@ export interface ClusterReconcilerDeps {
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
 /** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
 const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
+/** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
+const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
@@ -96,8 +98,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const action = plan(state);
     if (IRREVERSIBLE.includes(action.type)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
-      // undone is taken only if a fresh read of the API and a linearizable member list plan it again.
-      const again = await confirm(cluster, etcd, address, timings, tls);
+      // undone is taken only if a fresh read of the API and of etcd's member list (linearizable while a quorum can give one) plan it again.
+      const again = await confirm(cluster, etcd, address, timings, tls, !WITHOUT_QUORUM.includes(action.type));
       if (!isDeepStrictEqual(again, action)) {
         log.info({ action, fresh: again }, 'not confirmed by a fresh observation; looking again');
         return { requeueAfterMs: 1000 };
@@ -121,15 +123,15 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };
 
-  /** The plan made anew from the cluster, its pods and claims read from the API server and etcd's linearizable member list. */
-  async function confirm(cluster: EtcdCluster, etcd: EtcdClient, address: ClusterAddress, timings: Timings, tls: MemberTls | undefined): Promise<Action> {
+  /** The plan made anew from the cluster, its pods and claims read from the API server, and etcd's member list (linearizable if asked). */
+  async function confirm(cluster: EtcdCluster, etcd: EtcdClient, address: ClusterAddress, timings: Timings, tls: MemberTls | undefined, linearizable: boolean): Promise<Action> {
     const { namespace, name, uid = '' } = cluster.metadata;
     const selector = encodeURIComponent(labelSelector(clusterLabels(name)));
     const list = async <T extends V1Pod | V1PersistentVolumeClaim>(resource: string): Promise<T[]> =>
       ((await d.transport.call('GET', `/api/v1/namespaces/${namespace}/${resource}?labelSelector=${selector}`)) as { items: T[] }).items
         .filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid));
     const fresh = (await d.transport.call('GET', clusterPath(namespace, name))) as EtcdCluster;
-    const { observed } = await observe(fresh, await list<V1Pod>('pods'), await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), etcd, address, true);
+    const { observed } = await observe(fresh, await list<V1Pod>('pods'), await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), etcd, address, linearizable);
     return plan(clusterState(fresh, observed, d.settings, timings, tls, latestBackup(d, fresh, Date.now())));
   }
 
