@@ -98,7 +98,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const action = plan(state);
     if (IRREVERSIBLE.includes(action.type)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
-      // undone is taken only if a fresh read of the API and of etcd's member list (linearizable while a quorum can give one) plan it again.
+      // undone is taken only if a fresh read of the API and of etcd's member list (linearizable while a quorum
+      // can give one) plans it again.
       const again = await confirm(cluster, etcd, address, timings, tls, !WITHOUT_QUORUM.includes(action.type));
       if (!isDeepStrictEqual(again, action)) {
         log.info({ action, fresh: again }, 'not confirmed by a fresh observation; looking again');
