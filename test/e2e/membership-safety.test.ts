@@ -227,3 +227,39 @@ test('finding 5: with the operator\'s cluster watch stalled since the bootstrap,
   assert.ok(!after.includes(lost), `${lost} (no volume) was replaced by a new member`);
   operator.succeeded();
 });
+
+for (const onVolume of [true, false]) {
+  test(`finding 1: a member ${onVolume ? 'with' : 'without'} a volume on a node cut off for ${STARVED_MS / 1000} s (${REPLACE_AFTER_S} s threshold): ${onVolume ? 'it rejoins with its own data' : 'it is replaced exactly once'}`, async (t) => {
+    const bed = await testbed(t, onVolume ? 'cutvolume' : 'cutempty');
+    const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
+    const name = 'cut';
+    await bed.create(name, { size: 3, pod: onVolume ? { ...ON_VOLUMES, antiAffinity: true } : { antiAffinity: true } });
+    const members = await eventually('3 members, one a node', 180_000, () => bed.settledMembers(name, 3));
+    const endpoint = await bed.clientEndpoint(name);
+    await untilServing(endpoint);
+    const load = startWriteLoad(endpoint, 'load-');
+    const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
+    const victim = (await bed.pods(name)).find((p) => p.metadata?.name !== leader);
+    assert.ok(victim?.metadata?.name && victim.spec?.nodeName, 'a follower to cut off');
+    const ids = await memberIds(bed, name);
+    const heal = await inject(t, { kind: 'node-partition', node: victim.spec.nodeName });
+    await new Promise((r) => setTimeout(r, STARVED_MS));
+    await heal();
+    const back = await eventually('healed: 3 members settled', 300_000, async () => {
+      const now = await bed.settledMembers(name, 3);
+      return now && now.includes(victim.metadata?.name ?? '') === onVolume ? now : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    checkLoad(t, `${victim.metadata.name} cut off`, await load.finish());
+    const removals = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'RemoveMember').map((e) => e.message ?? '');
+    t.diagnostic(`${victim.metadata.name} on ${victim.spec.nodeName} cut off; removals: ${removals.join(' | ') || 'none'}`);
+    if (onVolume) {
+      assert.deepEqual(back, members, 'the same members');
+      assert.equal((await memberIds(bed, name)).get(victim.metadata.name), ids.get(victim.metadata.name), 'under its own ID, on its own data');
+      assert.deepEqual(removals, [], 'no member removed');
+    } else {
+      assert.equal(removals.length, 1, 'replaced exactly once');
+    }
+    operator.succeeded();
+  });
+}
