@@ -108,7 +108,15 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
     const { etcdView } = cached;
-    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operatorImage: d.operatorImage, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log });
+    // The member acted on is named: "RemoveMember example-1a2b3c4d: …" says whom, not only why.
+    const what = 'member' in action ? `${action.type} ${action.member}` : action.type;
+    const told = 'reason' in action ? `${what}: ${action.reason}` : what;
+    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operatorImage: d.operatorImage, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
+      .catch(async (err: unknown) => {
+        // An answer lost (a timeout) may hide a change that was made: the Event says it was tried.
+        if (!QUIET.includes(action.type)) await d.events.record(involved, 'Warning', action.type, `${told}; no answer came (${(err as Error).message}), looking again`);
+        throw err;
+      });
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
     await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now())));
@@ -118,8 +126,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
     if (!QUIET.includes(action.type) && !outcome.refused) {
-      const message = 'reason' in action ? `${action.type}: ${action.reason}` : action.type;
-      await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, message);
+      await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, told);
     }
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };
