@@ -16,7 +16,7 @@ export const DATA_GUARD_USAGE = `usage: etcd-operator data-guard --data-dir DIR 
   or FILE exists (this pod started it before; FILE lives on the pod's own scratch volume). Else writes FILE.`;
 
 /** etcd writes its write-ahead log under member/wal the moment it first starts. */
-export function hasEtcdData(dataDir: string): boolean {
+function hasEtcdData(dataDir: string): boolean {
   const wal = `${dataDir}/member/wal`;
   return existsSync(wal) && readdirSync(wal).some((f) => f.endsWith('.wal'));
 }

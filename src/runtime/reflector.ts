@@ -204,7 +204,7 @@ export class Reflector<T extends KubeObject> {
  * Newline-delimited records of a stream. Built on the stream's own iterator, which ends or throws when the
  * response is aborted (node:readline's iterator can wait forever on an aborted response in Node 20).
  */
-async function* lines(stream: Readable): AsyncGenerator<string> {
+export async function* lines(stream: Readable): AsyncGenerator<string> {
   let pending = '';
   for await (const chunk of stream) {
     pending += (chunk as Buffer).toString('utf8');

@@ -9,7 +9,7 @@ import { eventually } from '../support/lab.js';
 import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { loadedCluster } from '../support/write-load.js';
 import { chaosSettings, memberHashes, memberNames, watchMembership } from '../support/chaos.js';
 import { checkLoad } from '../support/load-check.js';
 import { inject, wipeVolume } from '../support/faults.js';
@@ -52,13 +52,9 @@ for (const seed of seeds) {
       const bed = await testbed(t, 'labfault');
       const operator = startOperator(t, bed.namespace);
       const name = 'faulted';
-      await bed.create(name, { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } });
-      const members = await eventually('3 members on volumes, one a node', 180_000, () => bed.settledMembers(name, 3));
-      const endpoint = await bed.clientEndpoint(name);
-      await untilServing(endpoint);
+      // On volumes, one member a node.
+      const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } }, 180_000);
       const membership = watchMembership(t, bed, name);
-      const load = startWriteLoad(endpoint, 'load-');
-      const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
       const pods = await bed.pods(name);
       const victim = seed % 2 === 1 ? pods.find((p) => p.metadata?.name === leader) : pods.find((p) => p.metadata?.name !== leader);
       assert.ok(victim?.metadata?.name, `${role} to fault`);

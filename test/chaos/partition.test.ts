@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { loadedCluster, startWriteLoad } from '../support/write-load.js';
 import { chaosSettings, memberNames, seededRandom, watchMembership } from '../support/chaos.js';
 import { checkLoad } from '../support/load-check.js';
 import { isolateFromPeers } from '../support/partition.js';
@@ -17,16 +17,11 @@ for (const seed of seeds) {
     const random = seededRandom(seed);
     const bed = await testbed(t, 'partition');
     const operator = startOperator(t, bed.namespace);
-    await bed.create('split', { size: 3 });
     const settled = (): Promise<string[] | undefined> => bed.settledMembers('split', 3);
-    await eventually('3 members settled', 120_000, settled);
-    const endpoint = await bed.clientEndpoint('split');
-    await untilServing(endpoint);
+    const { endpoint, load, leader } = await loadedCluster(bed, 'split', { size: 3 }, 120_000);
     const membership = watchMembership(t, bed, 'split');
-    const load = startWriteLoad(endpoint, 'load-');
     // Odd seeds cut off the leader, even seeds a follower: the short form covers the harder case, and
     // the long form both.
-    const leader = await eventually('a leader reported', 30_000, async () => (await bed.get('split')).status?.leader);
     const pods = await bed.pods('split');
     const wasLeader = seed % 2 === 1;
     const victim = wasLeader ? pods.find((p) => p.metadata?.name === leader) : random.pick(pods.filter((p) => p.metadata?.name !== leader));

@@ -8,13 +8,14 @@ import { clientUrl } from '../../src/etcd/identity.js';
 import { eventually, lab } from '../support/lab.js';
 import { labLookup } from '../support/lab-dns.js';
 import { apiRelay, watches } from '../support/api-relay.js';
+import { lines } from '../../src/runtime/reflector.js';
 import { ANNOTATION_INITIAL_CLUSTER } from '../../src/k8s/labels.js';
 import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { inject, wipeVolume } from '../support/faults.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { loadedCluster } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 import { memberNames, watchMembership } from '../support/chaos.js';
 
@@ -64,13 +65,8 @@ test(`finding 1: two of three members CPU-starved for ${STARVED_MS / 1000} s (${
   const bed = await testbed(t, 'starved');
   const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
   const name = 'starved';
-  await bed.create(name, { size: 3 });
-  const members = await eventually('3 members settled', 120_000, () => bed.settledMembers(name, 3));
-  const endpoint = await bed.clientEndpoint(name);
-  await untilServing(endpoint);
+  const { members, load, leader } = await loadedCluster(bed, name, { size: 3 }, 120_000);
   const membership = watchMembership(t, bed, name);
-  const load = startWriteLoad(endpoint, 'load-');
-  const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
   const starved = members.filter((m) => m !== leader);
   const feeds = [];
   for (const pod of starved) feeds.push(await inject(t, { kind: 'slow-member', namespace: bed.namespace, pod, cpuMillisPerSecond: 3 }));
@@ -100,14 +96,10 @@ function podsCreated(t: TestContext, bed: Testbed): Set<string> {
   t.after(() => { stop.abort(); });
   void (async () => {
     const res = await bed.transport.stream(`/api/v1/namespaces/${bed.namespace}/pods?watch=1`, stop.signal);
-    let rest = '';
-    for await (const chunk of res) {
-      const lines = (rest + (chunk as Buffer).toString('utf8')).split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines.filter((l) => l.trim() !== '')) {
-        const event = JSON.parse(line) as { type: string; object: V1Pod };
-        if (event.type === 'ADDED') names.add(event.object.metadata?.name ?? '');
-      }
+    for await (const line of lines(res)) {
+      if (line.trim() === '') continue;
+      const event = JSON.parse(line) as { type: string; object: V1Pod };
+      if (event.type === 'ADDED') names.add(event.object.metadata?.name ?? '');
     }
   })().catch(() => undefined);
   return names;
@@ -161,12 +153,7 @@ for (const [loss, inflict] of Object.entries(LOSSES)) {
     const bed = await testbed(t, 'emptied');
     const operator = startOperator(t, bed.namespace);
     const name = 'emptied';
-    await bed.create(name, { size: 3, pod: ON_VOLUMES });
-    const members = await eventually('3 members on volumes', 180_000, () => bed.settledMembers(name, 3));
-    const endpoint = await bed.clientEndpoint(name);
-    await untilServing(endpoint);
-    const load = startWriteLoad(endpoint, 'load-');
-    const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
+    const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 180_000);
     const victim = members.find((m) => m !== leader) ?? '';
     await new Promise((r) => setTimeout(r, 3000));
     await inflict(bed, victim);
@@ -233,12 +220,8 @@ for (const onVolume of [true, false]) {
     const bed = await testbed(t, onVolume ? 'cutvolume' : 'cutempty');
     const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
     const name = 'cut';
-    await bed.create(name, { size: 3, pod: onVolume ? { ...ON_VOLUMES, antiAffinity: true } : { antiAffinity: true } });
-    const members = await eventually('3 members, one a node', 180_000, () => bed.settledMembers(name, 3));
-    const endpoint = await bed.clientEndpoint(name);
-    await untilServing(endpoint);
-    const load = startWriteLoad(endpoint, 'load-');
-    const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
+    // One member a node.
+    const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: onVolume ? { ...ON_VOLUMES, antiAffinity: true } : { antiAffinity: true } }, 180_000);
     const victim = (await bed.pods(name)).find((p) => p.metadata?.name !== leader);
     assert.ok(victim?.metadata?.name && victim.spec?.nodeName, 'a follower to cut off');
     const ids = await memberIds(bed, name);

@@ -1,5 +1,7 @@
 import { etcdGetPrefix, etcdPut } from './etcd-gateway.js';
 import { eventually } from './lab.js';
+import type { Testbed } from './cluster-testbed.js';
+import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
 
 export interface LoadReport {
   attempted: number;
@@ -75,4 +77,27 @@ export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100
 /** Waits (bounded) until a write through `endpoint` is acknowledged: the Service routes to a serving member. */
 export async function untilServing(endpoint: string): Promise<void> {
   await eventually('the client Service answers', 30_000, async () => ((await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 ? true : undefined));
+}
+
+export interface LoadedCluster {
+  /** The member names once settled, sorted. */
+  members: string[];
+  endpoint: string;
+  load: WriteLoad;
+  /** The leader status reported once the load ran. */
+  leader: string;
+}
+
+/**
+ * The cluster created at `spec`, settled at its size within `settleMs`, serving through its client Service,
+ * a write load on it (keys `load-<n>`), and its leader: where every fault test under load starts.
+ */
+export async function loadedCluster(bed: Testbed, name: string, spec: ClusterSpec & { size: number }, settleMs: number): Promise<LoadedCluster> {
+  await bed.create(name, spec);
+  const members = await eventually(`${spec.size} members settled`, settleMs, () => bed.settledMembers(name, spec.size));
+  const endpoint = await bed.clientEndpoint(name);
+  await untilServing(endpoint);
+  const load = startWriteLoad(endpoint, 'load-');
+  const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
+  return { members, endpoint, load, leader };
 }

@@ -92,7 +92,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       await d.events.record(involved, 'Warning', err.reason, err.message);
       return { requeueAfterMs: 30_000 };
     }
-    const cached = await observe(cluster, d.pods.ownedBy(uid), d.claims.ownedBy(uid), etcd, address, false);
+    const cached = await observe(d.pods.ownedBy(uid), d.claims.ownedBy(uid), etcd, address, false);
     const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
     const state = clusterState(cluster, cached.observed, d.settings, timings, tls, latestBackup(d, cluster, Date.now()));
     const action = plan(state);
@@ -107,11 +107,10 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       }
     }
     if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
-    const { etcdView } = cached;
     // The member acted on is named: "RemoveMember example-1a2b3c4d: …" says whom, not only why.
     const what = 'member' in action ? `${action.type} ${action.member}` : action.type;
     const told = 'reason' in action ? `${what}: ${action.reason}` : what;
-    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operatorImage: d.operatorImage, ...etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
+    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operatorImage: d.operatorImage, ...cached.etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
       .catch(async (err: unknown) => {
         // An answer lost (a timeout) may hide a change that was made: the Event says it was tried.
         if (!QUIET.includes(action.type)) await d.events.record(involved, 'Warning', action.type, `${told}; no answer came (${(err as Error).message}), looking again`);
@@ -119,7 +118,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       });
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
-    await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => clusterStatus(current, state, action, etcdView.statuses, rfc3339(Date.now())));
+    await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now())));
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
     if (rebuilt && !rebuilt.completedAt) {
       await d.events.record(involved, 'Warning', 'RestoredFromBackup',
@@ -139,7 +138,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       ((await d.transport.call('GET', `/api/v1/namespaces/${namespace}/${resource}?labelSelector=${selector}`)) as { items: T[] }).items
         .filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid));
     const fresh = (await d.transport.call('GET', clusterPath(namespace, name))) as EtcdCluster;
-    const { observed } = await observe(fresh, await list<V1Pod>('pods'), await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), etcd, address, linearizable);
+    const { observed } = await observe(await list<V1Pod>('pods'), await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), etcd, address, linearizable);
     return plan(clusterState(fresh, observed, d.settings, timings, tls, latestBackup(d, fresh, Date.now())));
   }
 
@@ -164,7 +163,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 const clusterPath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
 
 /** What the planner is given: the cluster's pods and claims, and etcd's view through them. */
-async function observe(cluster: EtcdCluster, pods: V1Pod[], claims: V1PersistentVolumeClaim[], etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
+async function observe(pods: V1Pod[], claims: V1PersistentVolumeClaim[], etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
   // A claim being deleted holds no data to come back to.
   const liveClaims = claims.filter((c) => !c.metadata?.deletionTimestamp);
   const etcdView = await observeEtcd(etcd, address, pods, linearizable);

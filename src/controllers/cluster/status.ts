@@ -38,7 +38,7 @@ function noSpaceRecovery(prev: ClusterStatus | undefined, s: ClusterState, actio
 }
 
 /** The record of the later compaction, or of more members defragmented after the same one. */
-export function further(a: NoSpaceRecovery | undefined, b: NoSpaceRecovery | undefined): NoSpaceRecovery | undefined {
+function further(a: NoSpaceRecovery | undefined, b: NoSpaceRecovery | undefined): NoSpaceRecovery | undefined {
   if (!a || !b) return a ?? b;
   if ((a.compactedRevision ?? 0) !== (b.compactedRevision ?? 0)) return (a.compactedRevision ?? 0) > (b.compactedRevision ?? 0) ? a : b;
   return { ...a, defragmented: [...new Set([...(a.defragmented ?? []), ...(b.defragmented ?? [])])] };
