@@ -23,7 +23,7 @@ export interface ManyClusters {
 }
 
 const apiRequests = async (operator: OperatorProcess): Promise<number> =>
-  counterTotal(await (await fetch(operator.metricsUrl)).text(), 'rest_client_requests_total');
+  counterTotal(await (await fetch(await operator.metricsUrl())).text(), 'rest_client_requests_total');
 
 export async function manyClusters(core: CoreV1Api, transport: ApiTransport, operator: OperatorProcess, count: number, version: string, idleMinutes: number): Promise<ManyClusters> {
   return inNamespace(core, async (namespace) => {

@@ -1,10 +1,37 @@
 #!/usr/bin/env bash
-# `npm test`: installs and builds what is missing, and runs every suite in one test-runner invocation (so one
-# closing line counts all) with the lab up.
+# `npm test`: installs and builds what is missing, and runs every suite with the lab up, in two phases:
+#   1. every suite that shares the lab fairly (a namespace and an operator of its own), two files at a time:
+#      most of a lab test's time is spent waiting on etcd and the kubelets, not on the two cores;
+#   2. the suites whose faults reach the whole lab (a node killed or cut off, the API server restarted or
+#      black-holed, members starved of CPU), one file at a time, alone on the lab. Such a file says so on a
+#      line of its own: `// lab: exclusive — <why>`.
+# Each test is bounded (TEST_TIMEOUT_MS), so a hang fails its test instead of the whole run's time limit. Both
+# phases always run, so one run reports every failure; the exit status is that of the worse. The run's last
+# lines (after the lab is stopped) say how long it took and where it was, even when it is stopped by a signal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run --silent build
-mapfile -t suites < <(find dist/test -name '*.test.js' | sort)
+shared=(); exclusive=()
+while IFS= read -r suite; do
+  if grep -q '^// lab: exclusive' "$suite"; then exclusive+=("$suite"); else shared+=("$suite"); fi
+done < <(find dist/test -name '*.test.js' | sort)
+TEST_LOG=$(mktemp -t npm-test.XXXXXX)
+export TEST_LOG TEST_START=$(date +%s)
+export WITH_LAB_EPILOGUE='echo "# npm test: $(($(date +%s) - TEST_START)) s; $(grep -c "^ok " "$TEST_LOG") passed, $(grep -c "^not ok " "$TEST_LOG") failed; $(grep "^# phase" "$TEST_LOG" | tr "\n" " ")"; grep "^not ok " "$TEST_LOG" | head -5; rm -f "$TEST_LOG"'
 # The operator image (restore steps run it in pods) is packed from this build and imported once the lab is up.
-bash scripts/with-lab.sh bash -c 'bash scripts/operator-image.sh >/dev/null && exec node --test --test-concurrency=1 "$@"' suites "${suites[@]}"
+bash scripts/with-lab.sh bash -c '
+  timeout=${TEST_TIMEOUT_MS:-600000}
+  bash scripts/operator-image.sh >/dev/null
+  phase() { # name concurrency suites...
+    local name=$1 concurrency=$2 start=$SECONDS rc=0; shift 2
+    node --test --test-concurrency="$concurrency" --test-timeout="$timeout" "$@" | tee -a "$TEST_LOG" || rc=$?
+    echo "# phase $name: $# files, $((SECONDS - start)) s, exit $rc" | tee -a "$TEST_LOG"
+    return "$rc"
+  }
+  set -o pipefail
+  shared_rc=0; exclusive_rc=0
+  phase shared 2 "${@:2:$1}" || shared_rc=$?
+  phase exclusive 1 "${@:$(($1 + 2))}" || exclusive_rc=$?
+  exit $((shared_rc > exclusive_rc ? shared_rc : exclusive_rc))
+' suites "${#shared[@]}" "${shared[@]}" "${exclusive[@]}"

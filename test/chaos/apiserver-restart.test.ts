@@ -1,3 +1,4 @@
+// lab: exclusive — the API server restarted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually, restartApiServer } from '../support/lab.js';

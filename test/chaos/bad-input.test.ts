@@ -99,7 +99,7 @@ test(`chaos: ${refused.length} malformed or hostile objects are refused naming t
 
   // A configuration the user must fix is retried on a slow clock (30 s), not in a loop: over 35 s each failing
   // object comes back about once, and the requeues show in the metrics.
-  const metrics = async (): Promise<string> => (await fetch(operator.metricsUrl)).text();
+  const metrics = async (): Promise<string> => (await fetch(await operator.metricsUrl())).text();
   const before = counterTotal(await metrics(), 'controller_runtime_reconcile_total');
   await new Promise((r) => setTimeout(r, 35_000));
   const text = await metrics();

@@ -1,3 +1,4 @@
+// lab: exclusive — nodes killed and cut off, the API server black-holed.
 // Issue 15: the faults that lose etcd data, each under a write verifier, on a cluster of three members on
 // volumes, one a node. Nothing acknowledged is lost, every member ends with the same data (HashKV at one
 // revision), and membership changes only where the fault took a member's data.

@@ -11,7 +11,7 @@ test('an idle cluster costs nothing: no API request and no raft entry from the o
   await bed.create('idle', { size: 3 });
   await eventually('3 members settled', 120_000, async () => settledPods(bed.core, await bed.get('idle'), 3));
   await new Promise((r) => setTimeout(r, 5000));
-  const requests = async (): Promise<Map<string, number>> => counterSeries(await (await fetch(operator.metricsUrl)).text(), 'rest_client_requests_total');
+  const requests = async (): Promise<Map<string, number>> => counterSeries(await (await fetch(await operator.metricsUrl())).text(), 'rest_client_requests_total');
   const [before, statusBefore] = [await requests(), (await bed.get('idle')).status];
   // Longer than two of the operator's periodic passes over a healthy cluster.
   await new Promise((r) => setTimeout(r, 25_000));

@@ -1,3 +1,4 @@
+// lab: exclusive — nodes killed, rebooted and cut off, zones lost, the API server black-holed.
 // Each fault injector of the lab (lab/fault.sh) does what it says, on the real nodes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// lab: exclusive — a node killed.
 // The lab's default StorageClass: node-local volumes from a real provisioner, which live and die with their node.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

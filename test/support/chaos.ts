@@ -70,6 +70,10 @@ export function watchMembership(t: TestContext, bed: Testbed, cluster: string): 
 }
 
 /** etcd's member names, as any answering member lists them. */
+/** member name → member ID, as the cluster's status reports them. */
+export const memberIds = async (bed: Testbed, cluster: string): Promise<Map<string, string>> =>
+  new Map(((await bed.get(cluster)).status?.memberStatus ?? []).map((m) => [m.name, m.id ?? '']));
+
 export async function memberNames(bed: Testbed, cluster: string): Promise<string[]> {
   const etcd = new EtcdClient({ lookup: labLookup(), timeoutMs: 2000 });
   const address = { cluster, namespace: bed.namespace, domain: lab().clusterDomain, tls: false };

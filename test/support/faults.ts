@@ -46,3 +46,8 @@ export async function rebootNode(node: string): Promise<void> {
 export async function wipeVolume(namespace: string, claim: string): Promise<void> {
   await labCommand(['fault', 'wipe-volume', `${namespace}/${claim}`]);
 }
+
+/** Rots a member's data in place, under the running etcd: every copy of `text` in its database is overwritten. */
+export async function corruptData(namespace: string, claim: string, text: string): Promise<void> {
+  await labCommand(['fault', 'corrupt-data', `${namespace}/${claim}`, text]);
+}

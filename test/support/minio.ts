@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { eventually, lab } from './lab.js';
+import { freePort } from './free-port.js';
 
 export interface Minio {
   /** Reachable from the host and from pods (the lab bridge address). */
@@ -21,11 +22,12 @@ export interface Cleanups { after(fn: () => unknown): void }
 
 export async function startMinio(t: Cleanups, bucket: string): Promise<Minio> {
   const dir = mkdtempSync(join(tmpdir(), 'minio-'));
-  const port = 30000 + Math.floor(Math.random() * 10000);
+  const port = await freePort(lab().hostIP);
+  const consolePort = await freePort();
   const accessKey = 'labaccess';
   const secretKey = 'labsecret-0123456789';
   const logs: string[] = [];
-  const child = spawn(lab().minio, ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${port + 1}`, '--quiet'], {
+  const child = spawn(lab().minio, ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
     env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));

@@ -1,16 +1,21 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { lab } from './lab.js';
+import { eventually, lab } from './lab.js';
 import { operatorKubeconfig } from './operator-identity.js';
+
+/** A JSON log line of the operator's, or undefined for any other line. */
+const parseLine = (line: string): { msg?: string; address?: { port?: number } } | undefined => {
+  try { return JSON.parse(line) as { msg?: string; address?: { port?: number } }; } catch { return undefined; }
+};
 
 const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 export interface OperatorProcess {
   logs: string[];
   pid: number;
-  /** Its /metrics endpoint. */
-  metricsUrl: string;
+  /** Its /metrics endpoint, once it listens (on a port the kernel chose, so that operators never collide). */
+  metricsUrl(): Promise<string>;
   /** SIGTERM, then SIGKILL after 10 s: a clean stop. */
   stop(): Promise<void>;
   /** SIGKILL, as a crash: no cleanup, no lease release. */
@@ -20,9 +25,8 @@ export interface OperatorProcess {
 /** The operator as a real process on the host, on the lab; one namespace, or all when none is given. */
 export function spawnOperator(namespace?: string, extraArgs: string[] = [], kubeconfig = lab().kubeconfig): OperatorProcess {
   const logs: string[] = [];
-  const port = 20000 + Math.floor(Math.random() * 10000);
   const child = spawn(process.execPath, [cli, 'run', '--kubeconfig', kubeconfig, ...(namespace ? ['--namespace', namespace] : ['--cluster-wide']),
-    '--dns-server', lab().dnsServer, '--metrics-address', `127.0.0.1:${port}`, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--dns-server', lab().dnsServer, '--metrics-address', '127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const collect = (chunk: Buffer): void => { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '')); };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
@@ -34,7 +38,11 @@ export function spawnOperator(namespace?: string, extraArgs: string[] = [], kube
     await exited;
     clearTimeout(timer);
   };
-  return { logs, pid: child.pid ?? 0, metricsUrl: `http://127.0.0.1:${port}/metrics`, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
+  const metricsUrl = (): Promise<string> => eventually('the operator listening', 30_000, () => {
+    const started = logs.map((l) => parseLine(l)).find((l) => l?.msg === 'etcd-operator started');
+    return Promise.resolve(started?.address?.port === undefined ? undefined : `http://127.0.0.1:${started.address.port}/metrics`);
+  });
+  return { logs, pid: child.pid ?? 0, metricsUrl, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
 }
 
 export interface TestOperator extends OperatorProcess {

@@ -28,13 +28,17 @@ export const widgetCrd: CrdManifest = {
 export async function ensureCrd(transport: ApiTransport, crd: CrdManifest): Promise<void> {
   const collection = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
   const path = `${collection}/${crd.metadata.name}`;
-  try {
-    await transport.call('POST', collection, crd);
-  } catch (err) {
-    ignoreStatus(409)(err);
-    const current = (await transport.call('GET', path)) as { metadata: { resourceVersion: string } };
-    await transport.call('PUT', path, { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } });
-  }
+  // Suites running side by side update the same CRD: a write on a stale resourceVersion is tried again.
+  await eventually(`${crd.metadata.name} written`, 30_000, async () => {
+    try {
+      await transport.call('POST', collection, crd);
+    } catch (err) {
+      ignoreStatus(409)(err);
+      const current = (await transport.call('GET', path)) as { metadata: { resourceVersion: string } };
+      await transport.call('PUT', path, { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } });
+    }
+    return true;
+  });
   await eventually(`${crd.metadata.name} established`, 30_000, async () => {
     const got = (await transport.call('GET', path)) as { status?: { conditions?: { type: string; status: string }[] } };
     return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;

@@ -1,0 +1,82 @@
+// lab: exclusive — members starved of CPU, a node cut off.
+// Issue 15, finding 1: a member that is slow or out of reach for long is never replaced in cascade, on the
+// three-node lab.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { eventually } from '../support/lab.js';
+import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
+import { startOperator } from '../support/operator-process.js';
+import { inject } from '../support/faults.js';
+import { loadedCluster } from '../support/write-load.js';
+import { checkLoad } from '../support/load-check.js';
+import { chaosSettings, memberIds, memberNames, watchMembership } from '../support/chaos.js';
+
+// The issue's case is three minutes against the default threshold of 60 s (`npm run test:chaos`). `npm test`
+// keeps the ratio in less time: the operator replaces a member after 10 s, and each fault lasts 40 s.
+const { full } = chaosSettings();
+const REPLACE_AFTER_S = full ? 60 : 10;
+const FAULT_MS = full ? 180_000 : 40_000;
+
+test(`finding 1: two of three members CPU-starved for ${FAULT_MS / 1000} s (${REPLACE_AFTER_S} s replacement threshold): unready but answering, no member is removed, no write lost`, async (t) => {
+  const bed = await testbed(t, 'starved');
+  const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
+  const name = 'starved';
+  const { members, load, leader } = await loadedCluster(bed, name, { size: 3 }, 120_000);
+  const membership = watchMembership(t, bed, name);
+  const starved = members.filter((m) => m !== leader);
+  const feeds = [];
+  for (const pod of starved) feeds.push(await inject(t, { kind: 'slow-member', namespace: bed.namespace, pod, cpuMillisPerSecond: 3 }));
+  await eventually('the starved members seen unready', 60_000, async () => {
+    const unready = (await bed.get(name)).status?.members?.unready ?? [];
+    return starved.every((m) => unready.includes(m)) ? true : undefined;
+  });
+  await new Promise((r) => setTimeout(r, FAULT_MS));
+  for (const feed of feeds) await feed();
+  const back = await eventually('fed again: 3 members settled', 180_000, () => bed.settledMembers(name, 3));
+  // Starved, the two hold back every commit (each is needed for a quorum); fed, the cluster writes at speed.
+  await new Promise((r) => setTimeout(r, 5000));
+  checkLoad(t, 'two members starved, then fed', await load.finish());
+  const m = membership.stop();
+  const removals = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'RemoveMember');
+  t.diagnostic(`starved ${starved.join(', ')}; membership ${m.fewest}–${m.most}; removals: ${removals.map((e) => e.message).join(' | ') || 'none'}`);
+  assert.deepEqual(removals.map((e) => e.message), [], 'no member removed');
+  assert.deepEqual(back, members, 'the same members');
+  assert.deepEqual(await memberNames(bed, name), members);
+  operator.succeeded();
+});
+
+for (const onVolume of [true, false]) {
+  test(`finding 1: a member ${onVolume ? 'with' : 'without'} a volume on a node cut off for ${FAULT_MS / 1000} s (${REPLACE_AFTER_S} s threshold): ${onVolume ? 'it rejoins with its own data' : 'it is replaced exactly once'}`, async (t) => {
+    const bed = await testbed(t, onVolume ? 'cutvolume' : 'cutempty');
+    const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
+    const name = 'cut';
+    // One member a node.
+    const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: onVolume ? { ...ON_VOLUMES, antiAffinity: true } : { antiAffinity: true } }, 180_000);
+    const victim = (await bed.pods(name)).find((p) => p.metadata?.name !== leader);
+    assert.ok(victim?.metadata?.name && victim.spec?.nodeName, 'a follower to cut off');
+    const ids = await memberIds(bed, name);
+    const heal = await inject(t, { kind: 'node-partition', node: victim.spec.nodeName });
+    await new Promise((r) => setTimeout(r, FAULT_MS));
+    await heal();
+    const back = await eventually('healed: 3 members settled', 300_000, async () => {
+      const now = await bed.settledMembers(name, 3);
+      return now && now.includes(victim.metadata?.name ?? '') === onVolume ? now : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    checkLoad(t, `${victim.metadata.name} cut off`, await load.finish());
+    const removals = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'RemoveMember').map((e) => e.message ?? '');
+    t.diagnostic(`${victim.metadata.name} on ${victim.spec.nodeName} cut off; removals: ${removals.join(' | ') || 'none'}`);
+    if (onVolume) {
+      assert.deepEqual(back, members, 'the same members');
+      assert.equal((await memberIds(bed, name)).get(victim.metadata.name), ids.get(victim.metadata.name), 'under its own ID, on its own data');
+      assert.deepEqual(removals, [], 'no member removed');
+    } else {
+      // Its replacement waits for a node (one member a node, and the cut node takes none): a learner added
+      // meanwhile never answers and is removed again. The member itself goes exactly once.
+      const removed = `RemoveMember ${victim.metadata.name ?? ''}:`;
+      assert.equal(removals.filter((r) => r.startsWith(removed)).length, 1, 'replaced exactly once');
+      assert.ok(removals.every((r) => r.startsWith(removed) || /learner never answered/.test(r)), 'no other member removed');
+    }
+    operator.succeeded();
+  });
+}
