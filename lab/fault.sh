@@ -18,6 +18,9 @@
 #                        start again: pod sandboxes are recreated (init containers run again); volumes, emptyDir
 #                        content and images are kept.
 #   wipe-volume NS/PVC   (not undoable) the claim's volume is emptied under its pod.
+#   corrupt-data NS/PVC TEXT  (not undoable) bit rot under a running member: every copy of TEXT in the etcd
+#                        database (member/snap/db) on the claim's volume is overwritten, in place, with as many
+#                        X's. The database's pages carry no checksum, so etcd serves and hashes the rotten value.
 FAULTS_DIR="$LAB_HOME/faults"
 
 fault_record() { echo "$FAULTS_DIR/$1@${2//\//:}"; } # kind target
@@ -31,6 +34,7 @@ inject() { # kind target [arg] [--for seconds]
   case "$kind" in
     node-reboot) node_reboot "$(node_number "$target")"; return ;;
     wipe-volume) wipe_volume "$target"; return ;;
+    corrupt-data) corrupt_data "$target" "${args[@]}"; return ;;
     node-kill|node-partition|zone-outage|apiserver-blackhole|slow-member|fill-volume) ;;
     *) log "unknown fault '$kind'"; return 2 ;;
   esac
@@ -156,6 +160,21 @@ wipe_volume() { # ns/pvc
   local dir; dir=$(volume_dir "$1") || return
   find "$dir" -mindepth 1 -delete
   log "volume of $1 wiped ($dir)"
+}
+
+corrupt_data() { # ns/pvc text
+  local text=${2:?corrupt-data needs the text to overwrite} dir db offset hits=0
+  dir=$(volume_dir "$1") || return
+  db=$(find "$dir" -path '*/member/snap/db' -type f | head -1)
+  [ -n "$db" ] || { log "no etcd database on the volume of $1 ($dir)"; return 2; }
+  local rot; rot=$(printf '%*s' "${#text}" '' | tr ' ' X)
+  # grep -b gives the byte offset of each copy (bbolt keeps older copies of a page until they are reused).
+  while IFS=: read -r offset _; do
+    printf '%s' "$rot" | dd of="$db" bs=1 seek="$offset" conv=notrunc status=none
+    hits=$((hits + 1))
+  done < <(grep -obaF -- "$text" "$db")
+  [ "$hits" -gt 0 ] || { log "$text is not in $db"; return 2; }
+  log "data of $1 corrupted: $hits copies of $text in $db"
 }
 
 node_reboot() { # n [seconds down]

@@ -43,6 +43,8 @@ export interface OperatorOptions {
   replaceAfterMs: number;
   /** A removed member's claim is kept this long. */
   claimGraceMs: number;
+  /** The period of etcd's own comparison of the members' data. */
+  corruptCheckSeconds: number;
   log: Logger;
 }
 
@@ -75,7 +77,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const clusterController = controllerOf('etcdcluster', clusterReconciler({
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
-    restores: restores.store, backups: backups.store, operatorImage: o.operatorImage, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: o.replaceAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000 },
+    restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: o.replaceAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000 },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,

@@ -24,6 +24,8 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
   --replace-member-after S  a member that answers nothing for this many seconds is restarted on its volume or,
                            without one, replaced (default 60)
   --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
+  --corrupt-check-interval S  etcd's leader compares every member's data with its own this often, in seconds
+                           (default 600; a mismatch raises CORRUPT); pods made from then on get it
   --image IMAGE            the operator's own image, run in pods for data guards, restores and volume backups (default etcd-operator:dev)`;
 
 const OPTIONS = {
@@ -33,6 +35,7 @@ const OPTIONS = {
   workers: { type: 'string', default: '4' }, 'log-level': { type: 'string', default: 'info' },
   'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' }, image: { type: 'string', default: 'etcd-operator:dev' },
   'replace-member-after': { type: 'string', default: '60' }, 'keep-removed-claims': { type: 'string', default: '600' },
+  'corrupt-check-interval': { type: 'string', default: '600' },
 } as const;
 
 function positive(flag: string, text: string): number {
@@ -56,6 +59,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const workers = positive('workers', values.workers);
   const replaceAfterMs = positive('replace-member-after', values['replace-member-after']) * 1000;
   const claimGraceMs = positive('keep-removed-claims', values['keep-removed-claims']) * 1000;
+  const corruptCheckSeconds = positive('corrupt-check-interval', values['corrupt-check-interval']);
   const kubeConfig = loadKubeConfig(values.kubeconfig);
   const log = createLogger(values['log-level']);
   logProcessWarnings(log);
@@ -64,7 +68,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   await runOperator({
     kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
-    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, claimGraceMs,
+    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, claimGraceMs, corruptCheckSeconds,
   }, shutdown.signal);
   return 0;
 }

@@ -412,8 +412,9 @@ function planCorruption(s: ClusterState, members: MemberView[], voters: MemberVi
   const odd = members.find((m) => hashOf(m.name) !== undefined && hashOf(m.name) !== agreed);
   if (odd) return removal(s, odd, `CORRUPT: its data differs from that of a majority${at} (HashKV); replacing it`, voters, leader);
   if (hashed.length < voters.length) return { type: 'Wait', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
-  // etcd names member 0 when it could not tell who differs; such an alarm is for a person to clear.
-  if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm)` };
+  // etcd names member 0 when it cannot tell who differs (3.5's periodic check always does); such an alarm is
+  // for a person to clear, even once the members that differed are gone.
+  if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm); a member removed for its data is replaced after that` };
   return { type: 'DisarmAlarms', alarms: corrupt, reason: `every member's data agrees${at}` };
 }
 

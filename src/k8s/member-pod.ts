@@ -35,7 +35,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
   return {
     initContainers: [
       {
-        name: 'fetch-snapshot', image: i.operatorImage,
+        name: 'fetch-snapshot', image: i.operator.image,
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from],
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true }],
@@ -72,10 +72,17 @@ export interface MemberPodInput {
   restore?: RestoreSource;
   /** A survivor restarting alone: etcd drops every other member from its data. */
   forceNewCluster?: boolean;
-  /** The operator's image: it runs the data guard of a member on a volume, and fetches a restore's snapshot. */
-  operatorImage: string;
+  operator: OperatorPodSettings;
   /** The member has started before (on this volume): an empty data directory means its data is lost. */
   expectData: boolean;
+}
+
+/** What the operator, not the cluster's spec, puts into every member pod (set by `etcd-operator run` flags). */
+export interface OperatorPodSettings {
+  /** The operator's image: it runs the data guard of a member on a volume, and fetches a restore's snapshot. */
+  image: string;
+  /** How often the leader compares every member's data with its own (etcd's periodic corruption check). */
+  corruptCheckSeconds: number;
 }
 
 export const DATA_GUARD = 'data-guard';
@@ -90,7 +97,7 @@ const GUARD_DIR = '/var/run/etcd-guard';
  */
 function dataGuard(i: MemberPodInput): V1Container {
   return {
-    name: DATA_GUARD, image: i.operatorImage,
+    name: DATA_GUARD, image: i.operator.image,
     args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_DIR}/started`, ...(i.expectData ? ['--expect-data'] : [])],
     terminationMessagePolicy: 'FallbackToLogsOnError',
     volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'guard', mountPath: GUARD_DIR }],
@@ -130,15 +137,15 @@ export function configDigest(spec: ClusterSpec, tls?: MemberTls): string {
 
 /**
  * etcd's corruption checks: at start, a member compares its data with the others' before serving; the leader
- * compares hashes after each compaction and periodically. A mismatch raises the CORRUPT alarm. 3.6 renamed
- * the flags (the 3.5 names are deprecated there).
+ * compares hashes after each compaction and every `periodSeconds`. A mismatch raises the CORRUPT alarm. 3.6
+ * renamed the flags (the 3.5 names are deprecated there).
  */
-export function corruptionCheckFlags(version: string): string[] {
+export function corruptionCheckFlags(version: string, periodSeconds: number): string[] {
   const v = parseVersion(version);
   if (v && (v.major > 3 || (v.major === 3 && v.minor >= 6))) {
-    return ['--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true', '--corrupt-check-time=10m'];
+    return ['--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true', `--corrupt-check-time=${periodSeconds}s`];
   }
-  return ['--experimental-initial-corrupt-check=true', '--experimental-compact-hash-check-enabled=true', '--experimental-corrupt-check-time=10m'];
+  return ['--experimental-initial-corrupt-check=true', '--experimental-compact-hash-check-enabled=true', `--experimental-corrupt-check-time=${periodSeconds}s`];
 }
 
 /** CoreOS's deprecated `antiAffinity: true`: members on different nodes, unless an explicit affinity is given. */
@@ -197,7 +204,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
           `--initial-cluster=${i.initialCluster}`,
           `--initial-cluster-state=${i.state}`,
           `--initial-cluster-token=${i.token}`,
-          ...corruptionCheckFlags(i.version),
+          ...corruptionCheckFlags(i.version, i.operator.corruptCheckSeconds),
           ...settingFlags(spec, i.tls),
           ...(i.forceNewCluster ? ['--force-new-cluster'] : []),
         ],

@@ -12,7 +12,7 @@ import type { ClusterAddress } from '../../src/etcd/identity.js';
 const address: ClusterAddress = { cluster: 'example', namespace: 'prod', domain: 'cluster.local', tls: false };
 const input = (o: Partial<MemberPodInput> = {}): MemberPodInput => ({
   address, clusterUid: 'uid-1', spec: { size: 3, version: '3.5.17', repository: 'quay.io/coreos/etcd' },
-  member: 'example-0a1b2c3d', version: '3.5.17', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, operatorImage: 'etcd-operator:dev', expectData: false, ...o,
+  member: 'example-0a1b2c3d', version: '3.5.17', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, operator: { image: 'etcd-operator:dev', corruptCheckSeconds: 600 }, expectData: false, ...o,
 });
 
 test('member identity: fresh names, peer URLs on the headless Service, and back', () => {
@@ -81,10 +81,11 @@ test('settings become etcd flags and a digest; a spec without settings has the e
   assert.notEqual(configDigest(spec), configDigest({ ...spec, quotaBackendBytes: 16777216 }));
 });
 
-test('corruption checks are on, under each version’s flag names', () => {
-  assert.ok(corruptionCheckFlags('3.5.17').includes('--experimental-initial-corrupt-check=true'));
-  assert.ok(corruptionCheckFlags('3.6.5').includes('--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true'));
-  assert.ok(memberPod(input({ version: '3.6.5' })).spec?.containers[0]?.command?.includes('--corrupt-check-time=10m'));
+test('corruption checks are on, under each version’s flag names, at the period the operator was given', () => {
+  assert.ok(corruptionCheckFlags('3.5.17', 600).includes('--experimental-initial-corrupt-check=true'));
+  assert.ok(corruptionCheckFlags('3.6.5', 600).includes('--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true'));
+  assert.ok(memberPod(input({ version: '3.6.5' })).spec?.containers[0]?.command?.includes('--corrupt-check-time=600s'));
+  assert.ok(memberPod(input({ operator: { image: 'op:1', corruptCheckSeconds: 15 } })).spec?.containers[0]?.command?.includes('--experimental-corrupt-check-time=15s'));
 });
 
 test('a TLS member mounts its Secrets at the CoreOS paths, serves https only to certificate holders, and rolls when certificates are reissued', () => {

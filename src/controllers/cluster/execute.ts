@@ -7,7 +7,7 @@ import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import { memberPod } from '../../k8s/member-pod.js';
-import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
+import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { memberClaim } from '../../k8s/member-claim.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -19,8 +19,7 @@ export interface ExecutionContext {
   members?: EtcdMember[];
   statuses: Map<string, EtcdStatus>;
   tls?: MemberTls;
-  /** The operator's own image, for the steps member pods run before etcd. */
-  operatorImage: string;
+  operator: OperatorPodSettings;
   /** A restored cluster's bootstrap members start from this snapshot. */
   restore?: RestoreSource;
   log: Logger;
@@ -151,7 +150,7 @@ async function createMember(
   }
   const pod = memberPod({
     address: x.address, clusterUid: uid, spec: x.cluster.spec, member, version, state,
-    initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined, operatorImage: x.operatorImage, expectData: started,
+    initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined, operator: x.operator, expectData: started,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
     ...(x.tls ? { tls: x.tls } : {}),
     ...(x.restore && state === 'new' ? { restore: x.restore } : {}),

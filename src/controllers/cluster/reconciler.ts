@@ -11,7 +11,7 @@ import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
-import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
+import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { plan, votersOf } from '../../etcd/planner.js';
@@ -42,8 +42,8 @@ export interface ClusterReconcilerDeps {
   secrets: Store<V1Secret>;
   restores: Store<EtcdRestore>;
   backups: Store<EtcdBackup>;
-  /** The operator's own image, for the steps it runs in pods (fetching a snapshot). */
-  operatorImage: string;
+  /** What every member pod gets from the operator. */
+  memberPods: OperatorPodSettings;
   autoTls: AutoTlsPolicy;
   clusterDomain: string;
   settings: PlannerSettings;
@@ -110,7 +110,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // The member acted on is named: "RemoveMember example-1a2b3c4d: …" says whom, not only why.
     const what = 'member' in action ? `${action.type} ${action.member}` : action.type;
     const told = 'reason' in action ? `${what}: ${action.reason}` : what;
-    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operatorImage: d.operatorImage, ...cached.etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
+    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operator: d.memberPods, ...cached.etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
       .catch(async (err: unknown) => {
         // An answer lost (a timeout) may hide a change that was made: the Event says it was tried.
         if (!QUIET.includes(action.type)) await d.events.record(involved, 'Warning', action.type, `${told}; no answer came (${(err as Error).message}), looking again`);
