@@ -25,7 +25,7 @@ async function killMajority(bed: Testbed, cluster: string): Promise<string> {
   return survivor ?? '';
 }
 
-test('a majority lost with its data: rebuilt from the latest backup with the restore policy; without it Failed, nothing deleted', async (t) => {
+test('a majority lost with its data: rebuilt from the latest backup with the restore policy; without it, or with a backup older than the policy allows, Failed, nothing deleted', async (t) => {
   const bed = await testbed(t, 'dr');
   const minio = await startMinio(t, 'backups');
   await bed.secret('aws', minio.awsSecretData);
@@ -33,16 +33,22 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
 
   await bed.create('guarded', { size: 3, restorePolicy: { fromLatestBackup: 'nightly' } });
   await bed.create('unguarded', { size: 3 });
-  await eventually('both clusters Running', 120_000, async () => (await running(bed, 'guarded')()) && running(bed, 'unguarded')());
+  // A policy that accepts a backup at most 5 s old, and a backup older than that when the majority is lost.
+  await bed.create('stale', { size: 3, restorePolicy: { fromLatestBackup: 'stale-nightly', maxBackupAgeSeconds: 5 } });
+  await eventually('the clusters Running', 120_000, async () => (await running(bed, 'guarded')()) && (await running(bed, 'stale')()) && running(bed, 'unguarded')());
   const endpoint = await bed.clientEndpoint('guarded');
   const keys = Array.from({ length: 1000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
   await eventually('1,000 keys written', 60_000, async () => { await etcdPutMany(endpoint, keys); return true; });
-  await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'nightly' },
-    spec: { clusterName: 'guarded', storageType: 'S3', s3: { path: 'backups/guarded/nightly', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } },
-  });
-  await eventually('the backup taken', 60_000, async () =>
-    ((await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/nightly`)) as EtcdBackup).status?.succeeded || undefined);
+  const backUp = async (name: string, cluster: string): Promise<void> => {
+    await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, {
+      apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name },
+      spec: { clusterName: cluster, storageType: 'S3', s3: { path: `backups/${cluster}/${name}`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } },
+    });
+    await eventually(`backup ${name} taken`, 60_000, async () =>
+      ((await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/${name}`)) as EtcdBackup).status?.succeeded || undefined);
+  };
+  await backUp('stale-nightly', 'stale');
+  await backUp('nightly', 'guarded');
   await etcdPutMany(endpoint, [['after-backup', 'lost']]);
 
   const started = Date.now();
@@ -59,16 +65,21 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
   const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'guarded');
   assert.ok(events.some((e) => e.reason === 'RestoredFromBackup' && e.type === 'Warning' && /revision \d+/.test(e.message ?? '')), 'an event says which revision');
 
-  const survivor = await killMajority(bed, 'unguarded');
-  const failed = await eventually('Failed with a clear condition', 120_000, async () => {
-    const c = await bed.get('unguarded');
-    return c.status?.phase === 'Failed' ? c : undefined;
-  });
-  const degraded = failed.status?.conditions?.find((c) => c.type === 'Degraded');
-  assert.ok(degraded);
-  assert.equal(degraded.reason, 'QuorumLost');
-  assert.match(degraded.message ?? '', /majority is lost/);
-  await new Promise((r) => setTimeout(r, 3000));
-  assert.deepEqual((await bed.pods('unguarded')).map((p) => p.metadata?.name), [survivor], 'the survivor is not deleted');
+  // Without a policy, and with a policy whose backup is too old: nothing is rebuilt, the survivor stays.
+  for (const [cluster, why] of [['unguarded', /majority is lost/], ['stale', /EtcdBackup stale-nightly is \d+ s old, older than the 5 s restorePolicy.maxBackupAgeSeconds allows/]] as const) {
+    const survivor = await killMajority(bed, cluster);
+    const failed = await eventually(`${cluster}: Failed with a clear condition`, 120_000, async () => {
+      const c = await bed.get(cluster);
+      return c.status?.phase === 'Failed' ? c : undefined;
+    });
+    const degraded = failed.status?.conditions?.find((c) => c.type === 'Degraded');
+    assert.ok(degraded);
+    assert.equal(degraded.reason, 'QuorumLost');
+    assert.match(degraded.message ?? '', /majority is lost/);
+    assert.match(degraded.message ?? '', why);
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.deepEqual((await bed.pods(cluster)).map((p) => p.metadata?.name), [survivor], `${cluster}: the survivor is not deleted`);
+    assert.equal((await bed.get(cluster)).status?.rebuild, undefined, `${cluster}: no rebuild started`);
+  }
   operator.succeeded();
 });
