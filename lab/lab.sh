@@ -4,7 +4,7 @@
 #   lab/lab.sh up      build what is missing (cached), start everything, print the admin kubeconfig path
 #   lab/lab.sh down    heal every fault, stop every lab process by its recorded PID, wipe the runtime state
 #   lab/lab.sh status  one line per component and per node, with the node's readiness
-#   lab/lab.sh build   only build the cached binaries and images
+#   lab/lab.sh build   only build the cached binaries and images (MinIO and Helm too, which `up` builds behind)
 #   lab/lab.sh restart-apiserver          stop and start kube-apiserver (tests of watch recovery use it)
 #   lab/lab.sh fault KIND TARGET [ARG] [--for SECONDS]   inject a fault (kinds: lab/fault.sh)
 #   lab/lab.sh heal KIND TARGET | all     undo one fault, or every fault in force
@@ -24,20 +24,45 @@ take_lock() {
   flock -w 300 9 || { log "another lab command holds $LAB_HOME/.lock"; exit 1; }
 }
 
-build() {
+# What the cluster itself runs on.
+build_core() {
   bash "$LAB_SRC_DIR/build/packages.sh"
   bash "$LAB_SRC_DIR/build/k8s.sh"
   bash "$LAB_SRC_DIR/build/etcd.sh"
   bash "$LAB_SRC_DIR/build/coredns.sh"
-  bash "$LAB_SRC_DIR/build/minio.sh"
-  bash "$LAB_SRC_DIR/build/helm.sh"
   bash "$LAB_SRC_DIR/build/local-path.sh"
   bash "$LAB_SRC_DIR/build/images.sh"
 }
 
+# Tools only some tests use: the S3 server (MinIO) and Helm, about a third of a first build.
+EXTRA_TOOLS="minio helm"
+EXTRAS_STATUS="$LAB_CACHE/extras.status" # "building PID", "built", or "failed: ..."
+build_extras() {
+  local tool
+  for tool in $EXTRA_TOOLS; do
+    bash "$LAB_SRC_DIR/build/$tool.sh" || { echo "failed: $tool (see $LAB_CACHE/extras.log)" > "$EXTRAS_STATUS"; return 1; }
+  done
+  echo built > "$EXTRAS_STATUS"
+}
+
+build() { build_core; build_extras; }
+
+# A first `up` does not wait for the extra tools: they build behind it at the lowest CPU priority, while the
+# first tests run (most of a lab test's time is waiting), and a test that needs one waits for it
+# (test/support/lab.ts, labTool). Their state is in $EXTRAS_STATUS.
+build_extras_behind() {
+  [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && { echo built > "$EXTRAS_STATUS"; return 0; }
+  local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null)
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && return 0
+  setsid nice -n 19 bash "$LAB_SRC_DIR/lab.sh" build-extras > "$LAB_CACHE/extras.log" 2>&1 < /dev/null 9>&- &
+  echo "building $!" > "$EXTRAS_STATUS"
+  log "building $EXTRA_TOOLS behind the lab (pid $!, log $LAB_CACHE/extras.log)"
+}
+
 up() {
   [ "$(id -u)" = 0 ] || { log "the lab needs root (network, containers, mounts)"; exit 1; }
-  build
+  build_core
+  build_extras_behind
   mkdir -p "$LAB_HOME"
   take_lock
   heal all
@@ -81,6 +106,7 @@ write_lab_facts() {
 {"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_HOST_IP", "clusterDomain": "cluster.local",
  "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images], "busyboxImage": "$BUSYBOX_IMAGE",
  "hostIP": "$LAB_HOST_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm",
+ "extrasStatus": "$EXTRAS_STATUS",
  "storageClass": "local-path",
  "nodes": [$nodes]}
 JSON
@@ -154,8 +180,9 @@ case "${1:-}" in
   down) down ;;
   status) status ;;
   build) build ;;
+  build-extras) build_extras ;;
   restart-apiserver) stop_daemon kube-apiserver; start_apiserver ;;
   fault) shift; inject "$@" ;;
   heal) shift; heal "$@" ;;
-  *) echo "usage: lab/lab.sh up|down|status|build|restart-apiserver|fault KIND TARGET [--for S]|heal KIND TARGET|heal all" >&2; exit 2 ;;
+  *) echo "usage: lab/lab.sh up|down|status|build|build-extras|restart-apiserver|fault KIND TARGET [--for S]|heal KIND TARGET|heal all" >&2; exit 2 ;;
 esac

@@ -12,10 +12,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run --silent build
-shared=(); exclusive=()
+shared=(); later=(); exclusive=()
 while IFS= read -r suite; do
-  if grep -q '^// lab: exclusive' "$suite"; then exclusive+=("$suite"); else shared+=("$suite"); fi
+  if grep -q '^// lab: exclusive' "$suite"; then exclusive+=("$suite")
+  # Suites that need MinIO or Helm go last: a first lab builds those behind it while the others run.
+  elif grep -qE 'startMinio\(|labTool\(' "$suite"; then later+=("$suite")
+  else shared+=("$suite"); fi
 done < <(find dist/test -name '*.test.js' | sort)
+shared+=("${later[@]}")
 TEST_LOG=$(mktemp -t npm-test.XXXXXX)
 export TEST_LOG TEST_START=$(date +%s)
 export WITH_LAB_EPILOGUE='echo "# npm test: $(($(date +%s) - TEST_START)) s; $(grep -c "^ok " "$TEST_LOG") passed, $(grep -c "^not ok " "$TEST_LOG") failed; $(grep "^# phase" "$TEST_LOG" | tr "\n" " ")"; grep "^not ok " "$TEST_LOG" | head -5; rm -f "$TEST_LOG"'

@@ -49,7 +49,10 @@ node_number() { # lab-node-n or n -> n
 install_go_tool() { # name module version
   local out="$LAB_CACHE/$1/$3"
   [ -x "$out/$1" ] && { log "$1 $3 cached"; return 0; }
-  mkdir -p "$out"
+  mkdir -p "$out" "$out.partial"
   log "building $1 $3"
-  GOBIN="$out" go install -trimpath -ldflags "-s -w" "$2@$3"
+  # Into a side directory first: a test that waits for the binary never runs a half-written one.
+  GOBIN="$out.partial" go install -trimpath -ldflags "-s -w" "$2@$3"
+  mv "$out.partial/$1" "$out/$1"
+  rmdir "$out.partial"
 }

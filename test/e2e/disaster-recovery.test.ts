@@ -33,8 +33,9 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
 
   await bed.create('guarded', { size: 3, restorePolicy: { fromLatestBackup: 'nightly' } });
   await bed.create('unguarded', { size: 3 });
-  // A policy that accepts a backup at most 5 s old, and a backup older than that when the majority is lost.
-  await bed.create('stale', { size: 3, restorePolicy: { fromLatestBackup: 'stale-nightly', maxBackupAgeSeconds: 5 } });
+  // A policy that accepts a backup at most a minute old (the least it allows), and a backup older than that
+  // when the majority is lost.
+  await bed.create('stale', { size: 3, restorePolicy: { fromLatestBackup: 'stale-nightly', maxBackupAgeSeconds: 60 } });
   await eventually('the clusters Running', 120_000, async () => (await running(bed, 'guarded')()) && (await running(bed, 'stale')()) && running(bed, 'unguarded')());
   const endpoint = await bed.clientEndpoint('guarded');
   const keys = Array.from({ length: 1000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
@@ -48,6 +49,7 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
       ((await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/${name}`)) as EtcdBackup).status?.succeeded || undefined);
   };
   await backUp('stale-nightly', 'stale');
+  const staleSince = Date.now();
   await backUp('nightly', 'guarded');
   await etcdPutMany(endpoint, [['after-backup', 'lost']]);
 
@@ -66,7 +68,8 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
   assert.ok(events.some((e) => e.reason === 'RestoredFromBackup' && e.type === 'Warning' && /revision \d+/.test(e.message ?? '')), 'an event says which revision');
 
   // Without a policy, and with a policy whose backup is too old: nothing is rebuilt, the survivor stays.
-  for (const [cluster, why] of [['unguarded', /majority is lost/], ['stale', /EtcdBackup stale-nightly is \d+ s old, older than the 5 s restorePolicy.maxBackupAgeSeconds allows/]] as const) {
+  for (const [cluster, why] of [['unguarded', /majority is lost/], ['stale', /EtcdBackup stale-nightly is \d+ s old, older than the 60 s restorePolicy.maxBackupAgeSeconds allows/]] as const) {
+    if (cluster === 'stale') await new Promise((r) => setTimeout(r, Math.max(0, staleSince + 65_000 - Date.now())));
     const survivor = await killMajority(bed, cluster);
     const failed = await eventually(`${cluster}: Failed with a clear condition`, 120_000, async () => {
       const c = await bed.get(cluster);

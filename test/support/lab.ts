@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
@@ -33,10 +33,12 @@ export interface LabFacts {
   /** The default StorageClass: node-local volumes from rancher's local-path-provisioner. */
   storageClass: string;
   nodes: LabNode[];
-  /** The MinIO server binary, for S3 backups. */
+  /** The MinIO server binary, for S3 backups: through labTool, as it may still be building. */
   minio: string;
-  /** The Helm binary, for rendering the chart. */
+  /** The Helm binary, for rendering the chart: through labTool, as it may still be building. */
   helm: string;
+  /** State of the build of those two, which a first `lab up` leaves running behind it. */
+  extrasStatus: string;
 }
 
 const labHome = process.env.ETCD_OPERATOR_LAB_HOME ?? '/var/lib/etcd-operator-lab';
@@ -55,6 +57,26 @@ export function lab(): LabFacts {
   }
   return facts;
 }
+
+/**
+ * The path of a tool that a first `lab up` builds behind the lab (MinIO, Helm), once it is there: waits while
+ * its build is under way (a cold build takes minutes), fails at once if the build failed or none is running.
+ */
+export async function labTool(tool: 'minio' | 'helm'): Promise<string> {
+  const path = lab()[tool];
+  const deadline = Date.now() + 40 * 60_000;
+  for (;;) {
+    if (existsSync(path)) return path;
+    const status = existsSync(lab().extrasStatus) ? readFileSync(lab().extrasStatus, 'utf8').trim() : 'no build recorded';
+    const builder = /^building (\d+)$/.exec(status)?.[1];
+    if (!builder || !alive(Number(builder)) || Date.now() > deadline) throw new Error(`${tool} is not built (${path}): ${status}; lab/lab.sh build builds it`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+};
 
 /** The PID of a running lab daemon (lab/process.sh records them: `coredns`, `lab-node-2-kubelet`, ...). */
 export function labDaemonPid(name: string): number {

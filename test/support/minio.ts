@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { eventually, lab } from './lab.js';
+import { eventually, lab, labTool } from './lab.js';
 import { freePort } from './free-port.js';
 
 export interface Minio {
@@ -27,7 +27,7 @@ export async function startMinio(t: Cleanups, bucket: string): Promise<Minio> {
   const accessKey = 'labaccess';
   const secretKey = 'labsecret-0123456789';
   const logs: string[] = [];
-  const child = spawn(lab().minio, ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
+  const child = spawn(await labTool('minio'), ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
     env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));
