@@ -65,7 +65,7 @@ start_coredns() {
     }
 }
 CFG
-  start_daemon coredns "$LAB_CACHE/coredns/$COREDNS_VERSION/coredns" -conf "$LAB_HOME/Corefile"
+  start_daemon coredns "$LAB_CACHE/coredns/$COREDNS_VERSION/$COREDNS_PLUGINS/coredns" -conf "$LAB_HOME/Corefile"
 }
 
 apply_lab_rbac() {

@@ -64,8 +64,9 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
   assert.equal(held.size, 1000, 'every key of the backup');
   assert.equal((await etcdGetPrefix(await bed.clientEndpoint('guarded'), 'after-backup')).size, 0, 'the write after the backup is lost, as reported');
   assert.ok((rebuilt.status?.rebuild?.lostRevisions ?? 0) >= 1, 'the loss is reported');
-  const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'guarded');
-  assert.ok(events.some((e) => e.reason === 'RestoredFromBackup' && e.type === 'Warning' && /revision \d+/.test(e.message ?? '')), 'an event says which revision');
+  // Recorded just after the status that completes the rebuild.
+  await eventually('an event that says which revision', 30_000, async () => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
+    .find((e) => e.involvedObject.name === 'guarded' && e.reason === 'RestoredFromBackup' && e.type === 'Warning' && /revision \d+/.test(e.message ?? '')));
 
   // Without a policy, and with a policy whose backup is too old: nothing is rebuilt, the survivor stays.
   for (const [cluster, why] of [['unguarded', /majority is lost/], ['stale', /EtcdBackup stale-nightly is \d+ s old, older than the 60 s restorePolicy.maxBackupAgeSeconds allows/]] as const) {

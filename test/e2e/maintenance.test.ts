@@ -38,11 +38,15 @@ test('NOSPACE: a filled quota is recovered (compact, defragment each member, dis
   await eventually('writes accepted again', 30_000, async () => (await etcdPut(endpoint, 'after', 'recovery')) > 0 || undefined);
   t.diagnostic(`NOSPACE recovered ${Date.now() - started} ms after the refusal`);
   assert.equal(await etcdGet(endpoint, 'kept'), 'yes', 'the live data survived the compaction');
-  const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'full');
+  // The operator records each step's Event after its status write: the last one may follow the status seen.
+  const events = await eventually('the Event of the disarm', 30_000, async () => {
+    const all = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'full');
+    return all.some((e) => e.reason === 'DisarmAlarms') ? all : undefined;
+  });
   const count = (reason: string): number => events.filter((e) => e.reason === reason).reduce((n, e) => n + (e.count ?? 1), 0);
   assert.equal(count('Compact'), 1, 'compacted once');
   assert.equal(count('Defragment'), 3, 'each member defragmented once');
-  assert.equal(count('DisarmAlarms'), 1);
+  assert.equal(count('DisarmAlarms'), 1, 'disarmed once');
   assert.ok(recovered.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
   operator.succeeded();
 });

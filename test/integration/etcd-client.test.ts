@@ -58,7 +58,10 @@ test('the etcd client drives real members: list, learner add, promote, leadershi
   });
   const members = await etcd.memberList(first);
   assert.deepEqual(members.map((m) => [memberName(m), m.isLearner]).sort(), [['pair-a', false], ['pair-b', false]]);
-  assert.deepEqual(await etcd.memberList(second, true), members, 'a linearizable list, confirmed with the leader, is the same');
+  // Its name resolves once CoreDNS has seen its pod's address (a watch behind, under load).
+  await eventually('pair-b Ready', 90_000, ready('pair-b'));
+  const confirmed = await eventually('pair-b answering by its name', 30_000, () => etcd.memberList(second, true));
+  assert.deepEqual(confirmed, members, 'a linearizable list, confirmed with the leader, is the same');
 
   // Both hold the same data: the same hash at the same revision.
   const revision = (await etcd.status(first)).revision;
