@@ -52,7 +52,7 @@ build() { build_core; build_extras; }
 # (test/support/lab.ts, labTool). Their state is in $EXTRAS_STATUS.
 build_extras_behind() {
   [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && { echo built > "$EXTRAS_STATUS"; return 0; }
-  local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null)
+  local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null || true) # none on a first up
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && return 0
   setsid nice -n 19 bash "$LAB_SRC_DIR/lab.sh" build-extras > "$LAB_CACHE/extras.log" 2>&1 < /dev/null 9>&- &
   echo "building $!" > "$EXTRAS_STATUS"
