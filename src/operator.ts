@@ -48,10 +48,66 @@ export interface OperatorOptions {
   log: Logger;
 }
 
-/** Runs the operator until the signal aborts. */
+/** A term that ended and still has not let the process go after this long is wedged: liveness fails. */
+const STEP_DOWN_BOUND_MS = 30_000;
+
+/** Runs the operator until the signal aborts, or until leadership is lost (then a restart stands again). */
 export async function runOperator(o: OperatorOptions, signal: AbortSignal): Promise<void> {
   const metrics = new RuntimeMetrics();
   const transport = new ApiTransport(o.kubeConfig, metrics.apiRequestAnswered);
+  const identity = o.identity ?? `${hostname()}-${process.pid}`;
+  let term: Term | undefined;
+  let endedAt: number | undefined;
+  const health: Server = await startHealthServer({
+    host: o.metricsHost, port: o.metricsPort, registry: metrics.registry,
+    // A standby replica is ready as it stands: its caches start only once it leads, and a Deployment's rolling
+    // update waits for the new replica to be ready while the old one still holds the lease.
+    ready: () => term?.synced() ?? true,
+    live: () => {
+      const since = endedAt === undefined ? 0 : performance.now() - endedAt;
+      return since < STEP_DOWN_BOUND_MS ? undefined : `leadership ended ${Math.round(since / 1000)} s ago and the work has not stopped`;
+    },
+  });
+  o.log.info({ address: health.address(), namespace: o.namespace ?? '(all)', identity }, 'etcd-operator started');
+
+  // Everything a term does goes through a transport and etcd clients cut off when it ends: no request it made
+  // is still waiting for an answer, to act on, once a successor may lead.
+  const work = async (active: AbortSignal): Promise<void> => {
+    active.addEventListener('abort', () => {
+      endedAt = performance.now();
+      o.log.info({ reason: String(active.reason) }, 'term ended; stopping its work');
+    }, { once: true });
+    term = startTerm(o, transport.within(active), active, metrics, identity);
+    await term.done;
+  };
+  try {
+    if (!o.leaseNamespace) {
+      await work(signal);
+      return;
+    }
+    const elector = new LeaderElector(transport, {
+      namespace: o.leaseNamespace, leaseName: 'etcd-operator', identity,
+      onError: (err) => { o.log.warn({ err }, 'leader election'); },
+    });
+    await elector.run(signal, (leading) => {
+      o.log.info('leading');
+      return work(leading);
+    });
+  } finally {
+    health.close();
+    transport.agent.destroy();
+    o.log.info('etcd-operator stopped');
+  }
+}
+
+/** What a leader runs: the caches and the controllers, for as long as `active` holds. */
+interface Term {
+  synced(): boolean;
+  /** Resolves once every reconcile in flight has ended and every watch is closed. */
+  done: Promise<void>;
+}
+
+function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSignal, metrics: RuntimeMetrics, identity: string): Term {
   const scope = (group: string): string => (o.namespace ? `${group}/namespaces/${o.namespace}` : group);
   const members = labelSelector({ app: APP });
   const onError = (what: string) => (err: unknown): void => { o.log.warn({ err, watch: what }, 'watch failed; retrying'); };
@@ -65,8 +121,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const backups = new Reflector<EtcdBackup>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdbackups`, onError: onError('etcdbackups') });
   const restores = new Reflector<EtcdRestore>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdrestores`, onError: onError('etcdrestores') });
   const reflectors = [clusters, pods, claims, services, budgets, secrets, backups, restores];
-  const identity = o.identity ?? `${hostname()}-${process.pid}`;
-  const etcdOptions = { timeoutMs: 2000, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
+  const etcdOptions = { timeoutMs: 2000, signal: active, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
 
   const etcdClients = new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), transport, secrets.store);
   const events = new EventRecorder(transport, { component: 'etcd-operator', instance: identity, onError: (err) => { o.log.warn({ err }, 'event not recorded'); } });
@@ -86,19 +141,10 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   const restoreController = controllerOf('etcdrestore', restoreReconciler({ transport, events, restores: restores.store, clusters: clusters.store }))
     .watches(restores, generationChanged);
 
-  let acting = false;
-  const health: Server = await startHealthServer({
-    // A standby replica is ready as it stands: its caches start only once it leads, and a Deployment's rolling
-    // update waits for the new replica to be ready while the old one still holds the lease.
-    host: o.metricsHost, port: o.metricsPort, registry: metrics.registry, ready: () => !acting || reflectors.every((r) => r.hasSynced),
-  });
-  o.log.info({ address: health.address(), namespace: o.namespace ?? '(all)', identity }, 'etcd-operator started');
-
-  const work = async (active: AbortSignal): Promise<void> => {
-    acting = true;
-    // Each reflector and controller listens for the stop: a fixed number, more than Node's default warning
-    // threshold of 10, and not a leak; the warning would be a non-JSON line in the logs.
-    setMaxListeners(3 * reflectors.length + 3, active);
+  // Each reflector and controller listens for the stop: a fixed number, more than Node's default warning
+  // threshold of 10, and not a leak; the warning would be a non-JSON line in the logs.
+  setMaxListeners(3 * reflectors.length + 8, active);
+  const run = async (): Promise<void> => {
     const watching = reflectors.map((r) => r.run(active));
     const synced = await Promise.all(reflectors.map((r) => r.waitForSync(active)));
     if (synced.every(Boolean)) {
@@ -107,24 +153,5 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
     }
     await Promise.all(watching);
   };
-  try {
-    if (!o.leaseNamespace) {
-      await work(signal);
-      return;
-    }
-    const elector = new LeaderElector(transport, {
-      namespace: o.leaseNamespace, leaseName: 'etcd-operator', identity,
-      onError: (err) => { o.log.warn({ err }, 'leader election'); },
-    });
-    let working: Promise<void> | undefined;
-    await elector.run(signal, (leading) => {
-      o.log.info('leading');
-      working = work(leading);
-    });
-    await working;
-  } finally {
-    health.close();
-    transport.agent.destroy();
-    o.log.info('etcd-operator stopped');
-  }
+  return { synced: () => reflectors.every((r) => r.hasSynced), done: run() };
 }

@@ -39,6 +39,8 @@ export interface EtcdClientOptions {
   lookup?: LookupFunction;
   tls?: SecureContextOptions;
   timeoutMs?: number;
+  /** Every call is abandoned once this aborts: a leadership term's work ends with the term. */
+  signal?: AbortSignal;
 }
 
 interface RawMember { ID?: string; name?: string; peerURLs?: string[]; clientURLs?: string[]; isLearner?: boolean }
@@ -147,25 +149,30 @@ export class EtcdClient {
 
   /**
    * A snapshot of the member's database, streamed as etcd sends it over gRPC; nothing is held beyond one
-   * chunk. The last 32 bytes are etcd's own sha256 of the rest, which `etcdutl snapshot restore` checks.
+   * chunk. The last 32 bytes are etcd's own sha256 of the rest, which `etcdutl snapshot restore` checks. With
+   * `timeoutMs`, the whole stream must be through in that time, even if the member stops sending.
    */
-  snapshot(endpoint: string): AsyncIterable<Buffer> {
-    return grpcSnapshot(endpoint, { ...(this.options.lookup ? { lookup: this.options.lookup } : {}), ...(this.options.tls ? { tls: this.options.tls } : {}) });
+  snapshot(endpoint: string, timeoutMs?: number): AsyncIterable<Buffer> {
+    const { lookup, tls, signal } = this.options;
+    return grpcSnapshot(endpoint, { lookup, tls, signal, ...(timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs }) });
   }
 
   private open(endpoint: string, path: string, body: unknown, timeoutMs: number): Promise<IncomingMessage> {
     const url = new URL(path, endpoint);
     const payload = JSON.stringify(body);
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const { signal } = this.options;
+    // An ended term sends nothing more.
+    if (signal?.aborted) return Promise.reject(new EtcdError(endpoint, 'abandoned: the work it served has ended'));
     return new Promise((resolve, reject) => {
       const req = request(url, {
-        method: 'POST', lookup: this.options.lookup, timeout: timeoutMs,
+        method: 'POST', lookup: this.options.lookup, timeout: timeoutMs, signal,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
         ...this.options.tls,
       }, resolve);
       req.on('timeout', () => req.destroy(new EtcdError(endpoint, 'timed out')));
       req.on('error', (err) => {
-        reject(err instanceof EtcdError ? err : new EtcdError(endpoint, err.message));
+        reject(err instanceof EtcdError ? err : new EtcdError(endpoint, signal?.aborted ? 'abandoned: the work it served has ended' : err.message));
       });
       req.end(payload);
     });

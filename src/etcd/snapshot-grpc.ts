@@ -43,6 +43,10 @@ export function snapshotBlob(message: Buffer): Buffer {
 export interface GrpcSnapshotOptions {
   lookup?: LookupFunction;
   tls?: SecureContextOptions;
+  /** The whole snapshot must be through by then (ms since the epoch): a stream gone silent fails at it too. */
+  deadline?: number;
+  /** The snapshot is cancelled once this aborts. */
+  signal?: AbortSignal;
 }
 
 /** Resolves the member's name ourselves (an operator outside the cluster asks the cluster DNS), and keeps the name for TLS. */
@@ -68,11 +72,17 @@ export async function* grpcSnapshot(endpoint: string, o: GrpcSnapshotOptions = {
   const client = new Client(`${address}:${url.port || '2379'}`,
     secure ? credentials.createSsl(pem(o.tls?.ca) ?? null, pem(o.tls?.key) ?? null, pem(o.tls?.cert) ?? null) : credentials.createInsecure(), channel);
   try {
-    const call = client.makeServerStreamRequest('/etcdserverpb.Maintenance/Snapshot', () => Buffer.alloc(0), snapshotBlob, {});
+    const call = client.makeServerStreamRequest('/etcdserverpb.Maintenance/Snapshot', () => Buffer.alloc(0), snapshotBlob, {},
+      o.deadline === undefined ? {} : { deadline: o.deadline });
+    const cancel = (): void => { call.cancel(); };
+    o.signal?.addEventListener('abort', cancel, { once: true });
+    if (o.signal?.aborted) cancel();
     try {
       for await (const blob of call as AsyncIterable<Buffer>) yield blob;
     } catch (err) {
       throw new EtcdError(endpoint, `snapshot: ${(err as Error).message}`);
+    } finally {
+      o.signal?.removeEventListener('abort', cancel);
     }
   } finally {
     client.close();

@@ -30,9 +30,14 @@ interface Lease {
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's rules: a lease held by another is
- * only taken once it has gone unrenewed for its duration, measured on this process's own clock from when
- * this process last saw the record change (no trust in other clocks); a leader that fails to renew within
- * the renew deadline stops leading before anyone else may acquire.
+ * only taken once it has gone unrenewed for its duration, measured on this process's own monotonic clock from
+ * when this process last saw the record change (no trust in other clocks or in wall time); a leader that fails
+ * to renew within the renew deadline stops leading before anyone else may acquire.
+ *
+ * It is a fence only if the old leader's work really stops in time, so: every attempt is bounded by the time
+ * left to the deadline (a black-holed connection cannot hold a renewal past it); the deadline counts from when
+ * the last successful renewal was *sent* (the server wrote it no earlier, and a successor counts its lease
+ * duration from when it saw that write); and the lease is released only after the term's work has ended.
  */
 export class LeaderElector {
   private readonly leaseDurationMs: number;
@@ -52,43 +57,53 @@ export class LeaderElector {
   }
 
   /**
-   * Waits until this process holds the lease, calls lead() with a signal that aborts the moment leadership is
-   * lost (or `signal` aborts), and resolves when leadership ends. Call again to stand for election anew.
+   * Waits until this process holds the lease, then runs lead() with a signal that aborts the moment leadership
+   * is lost (or `signal` aborts), and resolves once the work lead() answered has ended; on a shutdown, the lease
+   * is handed over only then. Call again to stand for election anew.
    */
-  async run(signal: AbortSignal, lead: (leading: AbortSignal) => void): Promise<void> {
-    while (!signal.aborted && !(await this.tryAcquireOrRenew())) await sleep(this.retryPeriodMs, signal);
-    if (signal.aborted) return;
+  async run(signal: AbortSignal, lead: (leading: AbortSignal) => Promise<void>): Promise<void> {
+    let renewed: number;
+    for (;;) {
+      renewed = performance.now();
+      if (signal.aborted) return;
+      if (await this.tryAcquireOrRenew(this.renewDeadlineMs, signal)) break;
+      await sleep(this.retryPeriodMs, signal);
+    }
     const leading = new AbortController();
     const stepDown = (): void => {
-      leading.abort();
+      leading.abort(new Error('shutting down'));
     };
     signal.addEventListener('abort', stepDown, { once: true });
-    lead(leading.signal);
-    let lastRenew = Date.now();
+    const working = lead(leading.signal);
     while (!isAborted(leading.signal)) {
-      await sleep(this.retryPeriodMs, leading.signal);
+      await sleep(Math.min(this.retryPeriodMs, renewed + this.renewDeadlineMs - performance.now()), leading.signal);
       if (isAborted(leading.signal)) break;
-      if (await this.tryAcquireOrRenew()) lastRenew = Date.now();
-      else if (Date.now() - lastRenew >= this.renewDeadlineMs) leading.abort();
+      const attempt = performance.now();
+      const left = renewed + this.renewDeadlineMs - attempt;
+      if (left > 0 && (await this.tryAcquireOrRenew(left, leading.signal))) renewed = attempt;
+      else if (performance.now() - renewed >= this.renewDeadlineMs) leading.abort(new Error(`lease not renewed within ${this.renewDeadlineMs} ms`));
     }
     signal.removeEventListener('abort', stepDown);
+    await working;
     if (isAborted(signal)) await this.release();
   }
 
-  /** One attempt; true when this process holds the lease afterwards. */
-  private async tryAcquireOrRenew(): Promise<boolean> {
-    const now = Date.now();
+  /** One attempt, given up after `withinMs`; true when this process holds the lease afterwards. */
+  private async tryAcquireOrRenew(withinMs: number, signal: AbortSignal): Promise<boolean> {
+    const now = performance.now();
+    const wall = Date.now();
+    const api = this.transport.within(signal, withinMs);
     try {
-      const current = await this.read();
+      const current = await this.read(api);
       const spec: NonNullable<Lease['spec']> = {
         holderIdentity: this.options.identity,
         leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
-        acquireTime: microTime(now),
-        renewTime: microTime(now),
+        acquireTime: microTime(wall),
+        renewTime: microTime(wall),
         leaseTransitions: 0,
       };
       if (!current) {
-        await this.transport.call('POST', this.path, { metadata: { name: this.options.leaseName }, spec });
+        await api.call('POST', this.path, { metadata: { name: this.options.leaseName }, spec });
         this.observe(spec, now);
         return true;
       }
@@ -104,7 +119,7 @@ export class LeaderElector {
       } else {
         spec.leaseTransitions = (held.leaseTransitions ?? 0) + 1;
       }
-      await this.transport.call('PUT', `${this.path}/${this.options.leaseName}`, {
+      await api.call('PUT', `${this.path}/${this.options.leaseName}`, {
         metadata: { name: this.options.leaseName, resourceVersion: current.metadata?.resourceVersion },
         spec,
       });
@@ -112,7 +127,7 @@ export class LeaderElector {
       return true;
     } catch (err) {
       // A conflict means someone else wrote first: simply not the leader this round.
-      if (!(err instanceof ApiError && err.status === 409)) this.options.onError?.(err);
+      if (!(err instanceof ApiError && err.status === 409) && !signal.aborted) this.options.onError?.(err);
       return false;
     }
   }
@@ -121,9 +136,9 @@ export class LeaderElector {
     this.observed = { record: JSON.stringify(spec), at };
   }
 
-  private async read(): Promise<Lease | undefined> {
+  private async read(api: ApiTransport): Promise<Lease | undefined> {
     try {
-      return (await this.transport.call('GET', `${this.path}/${this.options.leaseName}`)) as Lease;
+      return (await api.call('GET', `${this.path}/${this.options.leaseName}`)) as Lease;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) return undefined;
       throw err;
@@ -132,10 +147,11 @@ export class LeaderElector {
 
   /** On a clean shutdown, hand the lease over at once instead of making the next leader wait it out. */
   private async release(): Promise<void> {
+    const api = this.transport.within(new AbortController().signal, this.renewDeadlineMs);
     try {
-      const current = await this.read();
+      const current = await this.read(api);
       if (current?.spec?.holderIdentity !== this.options.identity) return;
-      await this.transport.call('PUT', `${this.path}/${this.options.leaseName}`, {
+      await api.call('PUT', `${this.path}/${this.options.leaseName}`, {
         metadata: { name: this.options.leaseName, resourceVersion: current.metadata?.resourceVersion },
         spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(Date.now()) },
       });

@@ -36,7 +36,7 @@ export class RuntimeMetrics {
   });
 
   private readonly apiRequests = new Counter({
-    name: 'rest_client_requests_total', help: 'Requests to the Kubernetes API server by method and status code (0: no answer); watches count once each.',
+    name: 'rest_client_requests_total', help: 'Requests to the Kubernetes API server by method (WATCH for a watch) and status code (0: no answer); watches count once each.',
     labelNames: ['method', 'code'], registers: [this.registry],
   });
 

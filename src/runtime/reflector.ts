@@ -17,9 +17,15 @@ export interface ReflectorOptions {
   labelSelector?: string;
   /** Page size of the initial and every later list. */
   pageSize?: number;
-  /** Server-side watch timeout is drawn from [min, 2·min) seconds, so that many watches don't end together. */
+  /**
+   * Server-side watch timeout is drawn from [min, 2·min) seconds (default 15), so that many watches don't end
+   * together. The API server sends a bookmark 2 s before it, so a healthy watch is never silent for longer.
+   */
   minWatchTimeoutSeconds?: number;
-  /** A watch that sends nothing (not even a bookmark) for this long past its timeout is considered stalled. */
+  /**
+   * A watch silent this long past its timeout (default 5 s) is stalled (a black-holed connection, a server
+   * that stopped sending): it is dropped and the collection listed anew.
+   */
   stallGraceMs?: number;
   onError?(err: unknown): void;
 }
@@ -34,6 +40,9 @@ interface ListPage {
   items?: KubeObject[];
 }
 
+/** Why a watch was dropped by its watchdog. */
+const STALLED = Symbol('stalled');
+
 /** The watch must start over from a fresh list: the resourceVersion it would resume from is gone. */
 class Expired extends Error {}
 
@@ -46,8 +55,10 @@ const isExpired = (err: unknown): boolean => err instanceof Expired || (err inst
  */
 export class Reflector<T extends KubeObject> {
   readonly store = new Store<T>();
-  /** How many full lists were made: 1 after the first sync, more after each 410. */
+  /** How many full lists were made: 1 after the first sync, more after each 410 or stalled watch. */
   lists = 0;
+  /** How many watches were found stalled (silent past their timeout) and dropped. */
+  stalls = 0;
   private resourceVersion: string | undefined;
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
@@ -142,15 +153,18 @@ export class Reflector<T extends KubeObject> {
   private async watch(signal: AbortSignal): Promise<boolean> {
     // An abort listener added to an already-aborted signal never fires: shutdown may come during the list.
     if (signal.aborted) return false;
-    const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
+    const minTimeout = this.options.minWatchTimeoutSeconds ?? 15;
     const timeoutSeconds = minTimeout + Math.floor(Math.random() * minTimeout);
     const abort = new AbortController();
     const stop = (): void => {
       abort.abort();
     };
     signal.addEventListener('abort', stop, { once: true });
-    const stallMs = timeoutSeconds * 1000 + (this.options.stallGraceMs ?? 30_000);
-    let watchdog = setTimeout(stop, stallMs);
+    const stallMs = timeoutSeconds * 1000 + (this.options.stallGraceMs ?? 5000);
+    const silent = (): void => {
+      abort.abort(STALLED);
+    };
+    let watchdog = setTimeout(silent, stallMs);
     let progressed = false;
     try {
       const res = await this.transport.stream(this.query({
@@ -161,7 +175,7 @@ export class Reflector<T extends KubeObject> {
       }), abort.signal);
       for await (const line of lines(res)) {
         clearTimeout(watchdog);
-        watchdog = setTimeout(stop, stallMs);
+        watchdog = setTimeout(silent, stallMs);
         if (line.trim() === '') continue;
         this.apply(JSON.parse(line) as WatchEvent);
         progressed = true;
@@ -172,6 +186,12 @@ export class Reflector<T extends KubeObject> {
     } finally {
       clearTimeout(watchdog);
       signal.removeEventListener('abort', stop);
+    }
+    if (abort.signal.reason === STALLED) {
+      // What a silent watch held back is unknown: only a fresh list tells (what changed meanwhile is emitted).
+      this.stalls++;
+      this.options.onError?.(new Error(`watch ${this.options.path} sent nothing for ${stallMs} ms, not even a bookmark; listing anew`));
+      this.resourceVersion = undefined;
     }
     return progressed;
   }

@@ -19,46 +19,107 @@ export const ignoreStatus = (status: number) => (err: unknown): void => {
   if (!(err instanceof ApiError && err.status === status)) throw err;
 };
 
+export interface TransportOptions {
+  /**
+   * A request (a call, or a watch until its answer starts) that has not been answered in full this long is
+   * abandoned: a black-holed connection fails the call instead of hanging it, and its caller decides anew.
+   */
+  timeoutMs?: number;
+  /** Every request made through this transport is abandoned once this aborts (the end of a leadership term). */
+  signal?: AbortSignal;
+}
+
+/** As long as the API server itself gives a request (its default --request-timeout is 60 s) is too long to wait. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+
 /**
  * HTTP to the API server with the kubeconfig's credentials over one keep-alive agent shared by every call and
- * every watch (a new agent per call leaks sockets across watch reconnects).
+ * every watch (a new agent per call leaks sockets across watch reconnects). No request waits for ever: each
+ * is bounded by a timeout and by the transport's signal.
  */
 export class ApiTransport {
-  readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  readonly agent: Agent;
   private readonly server: URL;
+  private readonly timeoutMs: number;
 
   /** `answered` learns of each request's method and status code (0 when no answer came): the operator counts its API traffic. */
-  constructor(private readonly kubeConfig: KubeConfig, private readonly answered: (method: string, code: number) => void = () => undefined) {
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly answered: (method: string, code: number) => void = () => undefined,
+    private readonly options: TransportOptions = {},
+    agent?: Agent,
+  ) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.agent = agent ?? new Agent({ keepAlive: true, maxSockets: 64 });
   }
 
-  /** One request; the JSON body of a 2xx answer, else an ApiError. */
+  /**
+   * The same transport (agent, credentials, counting), whose requests are also abandoned when `signal` aborts:
+   * for a leadership term, so that nothing it started outlives it, or for one attempt with a deadline.
+   */
+  within(signal: AbortSignal, timeoutMs = this.timeoutMs): ApiTransport {
+    return new ApiTransport(this.kubeConfig, this.answered, { timeoutMs, signal: this.joined(signal) }, this.agent);
+  }
+
+  /** One request; the JSON body of a 2xx answer, else an ApiError. Bounded as a whole by the timeout. */
   async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<unknown> {
-    const res = await this.open(method, path, body, contentType);
-    const text = await readAll(res);
-    if (res.statusCode === undefined || res.statusCode >= 300) throw apiError(res.statusCode ?? 0, text, `${method} ${path}`);
-    return text.length > 0 ? (JSON.parse(text) as unknown) : undefined;
-  }
-
-  /** A streaming GET (a watch): the response, already checked to be 200. */
-  async stream(path: string, signal: AbortSignal): Promise<IncomingMessage> {
-    const res = await this.open('GET', path, undefined, undefined, signal);
-    if (res.statusCode !== 200) {
-      throw apiError(res.statusCode ?? 0, await readAll(res), `GET ${path}`);
+    const signal = this.joined(AbortSignal.timeout(this.timeoutMs));
+    try {
+      const res = await this.open(method, path, body, contentType, signal);
+      const text = await readAll(res);
+      if (res.statusCode === undefined || res.statusCode >= 300) throw apiError(res.statusCode ?? 0, text, `${method} ${path}`);
+      return text.length > 0 ? (JSON.parse(text) as unknown) : undefined;
+    } catch (err) {
+      throw signal.aborted ? this.abandoned(`${method} ${path}`, signal) : err;
     }
-    return res;
   }
 
-  private async open(method: string, path: string, body: unknown, contentType: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+  /**
+   * A streaming GET (a watch): the response, already checked to be 200. Its start is bounded by the timeout;
+   * the stream itself only by `signal` and the transport's own (a watch is long by design: its reader notices
+   * silence).
+   */
+  async stream(path: string, signal: AbortSignal): Promise<IncomingMessage> {
+    const started = new AbortController();
+    const timer = setTimeout(() => { started.abort(new ApiTimeout(`GET ${path}`, this.timeoutMs)); }, this.timeoutMs);
+    const joined = this.joined(AbortSignal.any([signal, started.signal]));
+    try {
+      const res = await this.open('WATCH', path, undefined, undefined, joined);
+      if (res.statusCode !== 200) throw apiError(res.statusCode ?? 0, await readAll(res), `GET ${path}`);
+      return res;
+    } catch (err) {
+      throw joined.aborted ? this.abandoned(`GET ${path}`, joined) : err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Why a request was given up: its timeout, or the reason its signal gave (the end of a term). */
+  private abandoned(what: string, signal: AbortSignal): Error {
+    const reason: unknown = signal.reason;
+    if (reason instanceof ApiTimeout) return reason;
+    if (reason instanceof Error && reason.name === 'TimeoutError') return new ApiTimeout(what, this.timeoutMs);
+    return new ApiAbandoned(what, reason);
+  }
+
+  private joined(signal: AbortSignal): AbortSignal {
+    return this.options.signal ? AbortSignal.any([this.options.signal, signal]) : signal;
+  }
+
+  private async open(method: string, path: string, body: unknown, contentType: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+    // An ended term sends nothing more: not even a request that would be abandoned a moment later.
+    if (signal.aborted) throw new Error('aborted before it was sent');
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const options: RequestOptions = {
       protocol: this.server.protocol,
       hostname: this.server.hostname,
       port: this.server.port,
       path: this.server.pathname.replace(/\/$/, '') + path,
-      method,
+      // A watch is a GET on the wire; it is counted apart, as the API server's own metrics count it.
+      method: method === 'WATCH' ? 'GET' : method,
       agent: this.agent,
       headers: { accept: 'application/json', ...(payload !== undefined && contentType ? { 'content-type': contentType } : {}) },
       signal,
@@ -75,6 +136,22 @@ export class ApiTransport {
       });
       req.end(payload);
     });
+  }
+}
+
+/** A request given up on: not answered in time. */
+export class ApiTimeout extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what}: no answer within ${ms} ms`);
+    this.name = 'ApiTimeout';
+  }
+}
+
+/** A request given up because the work it served ended (a leadership term, a watch stopped). */
+export class ApiAbandoned extends Error {
+  constructor(what: string, reason: unknown) {
+    super(`${what}: abandoned${reason instanceof Error ? ` (${reason.message})` : ''}`);
+    this.name = 'ApiAbandoned';
   }
 }
 

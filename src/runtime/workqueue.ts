@@ -72,11 +72,14 @@ export class WorkQueue {
     return this.rateLimiter.failures(key);
   }
 
-  /** The next key to work on, or undefined once the queue is shutting down. Pair with done(). */
+  /**
+   * The next key to work on, or undefined once the queue is shutting down, even with keys still queued: work
+   * that ends (a leadership term) must not start anything new. Pair with done().
+   */
   async get(): Promise<string | undefined> {
+    if (this.shuttingDown) return undefined;
     const key = this.queue.shift();
     if (key !== undefined) return this.take(key);
-    if (this.shuttingDown) return undefined;
     return new Promise((resolve) => this.idleWorkers.push(resolve));
   }
 

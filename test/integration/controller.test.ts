@@ -39,7 +39,7 @@ test('a controller reconciles owners of changed children, retries failures with 
   const running = Promise.all([widgetReflector.run(stop.signal), configMapReflector.run(stop.signal), controller.run(stop.signal)]);
   const health = await startHealthServer({
     host: '127.0.0.1', port: 0, registry: metrics.registry,
-    ready: () => widgetReflector.hasSynced && configMapReflector.hasSynced,
+    ready: () => widgetReflector.hasSynced && configMapReflector.hasSynced, live: () => undefined,
   });
   t.after(async () => {
     stop.abort();

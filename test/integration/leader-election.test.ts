@@ -78,7 +78,10 @@ test('a leader that can no longer renew its lease stops leading within the renew
   const shutdown = new AbortController();
   t.after(() => { shutdown.abort(); });
   let leading: AbortSignal | undefined;
-  const done = elector.run(shutdown.signal, (signal) => { leading = signal; });
+  const done = elector.run(shutdown.signal, (signal) => {
+    leading = signal;
+    return Promise.resolve();
+  });
   const signal = await eventually('leadership', 10_000, () => Promise.resolve(leading));
 
   // Another holder takes the lease over (as after a partition) and keeps renewing it. The clock starts when

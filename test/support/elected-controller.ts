@@ -43,7 +43,6 @@ await elector.run(shutdown.signal, (leading) => {
       return undefined;
     },
   }).watches(reflector);
-  void reflector.run(leading);
-  void controller.run(leading);
   leading.addEventListener('abort', () => { say({ event: 'stopped', at: Date.now() }); }, { once: true });
+  return Promise.all([reflector.run(leading), controller.run(leading)]).then(() => undefined);
 });

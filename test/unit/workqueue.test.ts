@@ -87,7 +87,8 @@ test('drain completes even when the key in flight was re-added before shutdown',
   const shutdown = q.shutDown(true);
   q.done(a ?? '');
   await shutdown;
-  assert.equal(await q.get(), 'a', 'the re-added key is still handed out');
+  // Unlike client-go's queue: what was queued when the term ended is the next leader's to do, not this one's.
+  assert.equal(await q.get(), undefined, 'the re-added key is not handed out after shutdown');
 });
 
 test('observer sees adds, depth, retries and queue latency', async () => {
@@ -108,4 +109,16 @@ test('observer sees adds, depth, retries and queue latency', async () => {
   assert.deepEqual(seen.depth, [1, 2, 1]);
   assert.equal(seen.waited, 1);
   await q.shutDown(false);
+});
+
+test('a queue shutting down hands out none of the keys still queued: an ended term starts nothing new', async () => {
+  const q = queue();
+  q.add('first');
+  q.add('second');
+  const first = await q.get();
+  const shutdown = q.shutDown(true);
+  assert.equal(await q.get(), undefined, 'the queued key is not taken');
+  q.done(first ?? '');
+  await shutdown;
+  assert.equal(await q.get(), undefined);
 });

@@ -36,7 +36,7 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   const { revision, version } = member.value;
   const objectName = r.periodic ? periodicName(r.base, revision, new Date()) : r.base;
   r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
-  const object = await r.storage.put(objectName, paced(r.etcd.snapshot(member.endpoint), r.timeoutMs, r.log));
+  const object = await r.storage.put(objectName, paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log));
   if (!r.periodic) return { object, revision, version };
   for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.maxBackups)) {
     await r.storage.remove(old);
@@ -57,18 +57,25 @@ async function firstAnswer<T>(endpoints: string[], ask: (endpoint: string) => Pr
   throw new Error(`no etcd endpoint answered: ${errors.join('; ') || 'none given'}`);
 }
 
-/** Passes the snapshot through, logging progress and failing it once it runs past its deadline. */
+/**
+ * Passes the snapshot (bounded by its own deadline, which holds while nothing arrives) through, logging
+ * progress; a failure at the deadline says which setting bounds it.
+ */
 async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, log: Logger): AsyncIterable<Buffer> {
   const deadline = Date.now() + timeoutMs;
   let bytes = 0;
   let reported = 0;
-  for await (const chunk of source) {
-    if (Date.now() > deadline) throw new Error(`snapshot still running after ${timeoutMs / 1000} s (backupPolicy.timeoutInSecond)`);
-    bytes += chunk.length;
-    if (bytes - reported >= PROGRESS_BYTES) {
-      reported = bytes;
-      log.info({ bytes }, 'backup in progress');
+  try {
+    for await (const chunk of source) {
+      bytes += chunk.length;
+      if (bytes - reported >= PROGRESS_BYTES) {
+        reported = bytes;
+        log.info({ bytes }, 'backup in progress');
+      }
+      yield chunk;
     }
-    yield chunk;
+  } catch (err) {
+    if (Date.now() < deadline) throw err;
+    throw new Error(`snapshot not through after ${timeoutMs / 1000} s (backupPolicy.timeoutInSecond), ${bytes} bytes received: ${(err as Error).message}`);
   }
 }

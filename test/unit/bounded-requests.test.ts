@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ApiAbandoned, ApiTimeout, ApiTransport } from '../../src/runtime/transport.js';
+import { EtcdClient, EtcdError } from '../../src/etcd/client.js';
+import { blackHole } from '../support/black-hole.js';
+
+const kubeConfigFor = (port: number): KubeConfig => {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'hole', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'hole' }], contexts: [{ name: 'hole', cluster: 'hole', user: 'hole' }], currentContext: 'hole',
+  });
+  return kc;
+};
+
+/** How long a promise took to settle, and how. */
+async function settle(p: Promise<unknown>): Promise<{ ms: number; err: unknown }> {
+  const start = performance.now();
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  return { ms: performance.now() - start, err };
+}
+
+test('an API call to a server that never answers fails at its timeout instead of hanging', async (t) => {
+  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined, { timeoutMs: 300 });
+  t.after(() => { transport.agent.destroy(); });
+  const { ms, err } = await settle(transport.call('GET', '/api/v1/namespaces/default/pods'));
+  assert.ok(err instanceof ApiTimeout, String(err));
+  assert.match(err.message, /GET \/api\/v1\/namespaces\/default\/pods: no answer within 300 ms/);
+  assert.ok(ms < 2000, `gave up after ${Math.round(ms)} ms`);
+});
+
+test('a watch whose answer never starts fails at the timeout too', async (t) => {
+  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined, { timeoutMs: 300 });
+  t.after(() => { transport.agent.destroy(); });
+  const { ms, err } = await settle(transport.stream('/api/v1/pods?watch=1', new AbortController().signal));
+  assert.ok(err instanceof ApiTimeout, String(err));
+  assert.ok(ms < 2000, `gave up after ${Math.round(ms)} ms`);
+});
+
+test('the end of a term abandons every call made within it at once, and later ones are never sent', async (t) => {
+  const answered: string[] = [];
+  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), (method, code) => { answered.push(`${method} ${code}`); }, { timeoutMs: 60_000 });
+  t.after(() => { transport.agent.destroy(); });
+  const term = new AbortController();
+  const api = transport.within(term.signal);
+  const pending = settle(api.call('PUT', '/api/v1/namespaces/default/configmaps/x', {}));
+  setTimeout(() => { term.abort(new Error('lease not renewed')); }, 200);
+  const { ms, err } = await pending;
+  assert.ok(err instanceof ApiAbandoned, String(err));
+  assert.match(err.message, /abandoned \(lease not renewed\)/);
+  assert.ok(ms < 2000, `abandoned after ${Math.round(ms)} ms, not at the 60 s timeout`);
+  const sent = answered.length;
+  const later = await settle(api.call('POST', '/api/v1/namespaces/default/configmaps', {}));
+  assert.ok(later.err instanceof ApiAbandoned, String(later.err));
+  assert.equal(answered.length, sent, 'a call after the term ended never reached the wire');
+});
+
+test('an etcd call and a snapshot stream to a member that went silent end at their deadline or with the term', async (t) => {
+  const endpoint = `http://127.0.0.1:${await blackHole(t)}`;
+  const etcd = new EtcdClient({ timeoutMs: 300 });
+  const status = await settle(etcd.status(endpoint));
+  assert.ok(status.err instanceof EtcdError && status.ms < 2000, `status: ${String(status.err)} after ${Math.round(status.ms)} ms`);
+
+  const drain = async (stream: AsyncIterable<Buffer>): Promise<void> => { for await (const chunk of stream) void chunk; };
+  // Before, the backup's deadline was checked only as chunks arrived: a silent stream waited for ever.
+  const snapshot = await settle(drain(etcd.snapshot(endpoint, 500)));
+  assert.ok(snapshot.err instanceof EtcdError, String(snapshot.err));
+  assert.match(snapshot.err.message, /DEADLINE_EXCEEDED|Deadline exceeded/i);
+  assert.ok(snapshot.ms < 3000, `snapshot gave up after ${Math.round(snapshot.ms)} ms`);
+
+  const term = new AbortController();
+  const fenced = new EtcdClient({ timeoutMs: 60_000, signal: term.signal });
+  const pending = settle(drain(fenced.snapshot(endpoint)));
+  const call = settle(fenced.memberList(endpoint));
+  setTimeout(() => { term.abort(); }, 200);
+  const [stream, list] = await Promise.all([pending, call]);
+  assert.ok(stream.err instanceof EtcdError && stream.ms < 3000, `snapshot: ${String(stream.err)} after ${Math.round(stream.ms)} ms`);
+  assert.ok(list.err instanceof EtcdError && list.ms < 3000, `member list: ${String(list.err)} after ${Math.round(list.ms)} ms`);
+  assert.match(list.err.message, /abandoned/);
+});
