@@ -149,7 +149,10 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  /** One watch, until it ends; true if it delivered anything. */
+  /**
+   * One watch, until it ends; true if it delivered anything or lasted to near its timeout (a watch the server
+   * serves from etcd sends no bookmarks: a quiet one that ends on time is no failure to back off from).
+   */
   private async watch(signal: AbortSignal): Promise<boolean> {
     // An abort listener added to an already-aborted signal never fires: shutdown may come during the list.
     if (signal.aborted) return false;
@@ -166,6 +169,7 @@ export class Reflector<T extends KubeObject> {
     };
     let watchdog = setTimeout(silent, stallMs);
     let progressed = false;
+    const opened = performance.now();
     try {
       const res = await this.transport.stream(this.query({
         watch: '1',
@@ -193,7 +197,7 @@ export class Reflector<T extends KubeObject> {
       this.options.onError?.(new Error(`watch ${this.options.path} sent nothing for ${stallMs} ms, not even a bookmark; listing anew`));
       this.resourceVersion = undefined;
     }
-    return progressed;
+    return progressed || performance.now() - opened >= timeoutSeconds * 500;
   }
 
   private apply(event: WatchEvent): void {
