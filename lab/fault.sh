@@ -13,6 +13,9 @@
 #   slow-member NS/POD [MS]  every container of the pod gets MS milliseconds of CPU a second (default 2; CFS
 #                        quota over a 1 s period): probes time out while it still answers, slowly.
 #   fill-volume NS/PVC   the node disk holding the claim's volume is filled to the last block.
+#   hang NS/POD          every process of the pod's containers is stopped (SIGSTOP): it keeps its connections and
+#                        answers nothing, as a process whose event loop is blocked; healing continues them. A
+#                        container the kubelet restarts meanwhile starts unstopped.
 #   node-reboot N        (not recorded: it ends by itself) every process of the node is killed at once, what a
 #                        power cycle forgets is forgotten, and after a pause containerd, kubelet and kube-proxy
 #                        start again: pod sandboxes are recreated (init containers run again); volumes, emptyDir
@@ -35,7 +38,7 @@ inject() { # kind target [arg] [--for seconds]
     node-reboot) node_reboot "$(node_number "$target")"; return ;;
     wipe-volume) wipe_volume "$target"; return ;;
     corrupt-data) corrupt_data "$target" "${args[@]}"; return ;;
-    node-kill|node-partition|zone-outage|apiserver-blackhole|slow-member|fill-volume) ;;
+    node-kill|node-partition|zone-outage|apiserver-blackhole|slow-member|fill-volume|hang) ;;
     *) log "unknown fault '$kind'"; return 2 ;;
   esac
   local record; record=$(fault_record "$kind" "$target")
@@ -111,6 +114,17 @@ pod_container_cgroups() { # ns/pod
   local uid; uid=$(KUBECTL -n "${1%%/*}" get pod "${1#*/}" -o jsonpath='{.metadata.uid}')
   [ -n "$uid" ] || { log "no pod $1"; return 2; }
   find "$CGROUP_V1"/cpu/lab-node-* -type d -path "*/pod$uid/*" 2>/dev/null
+}
+
+fault_hang() { # on|off ns/pod
+  local dir pid
+  for dir in $(pod_container_cgroups "$2"); do
+    while read -r pid; do
+      # The sandbox's pause process holds only the pod's namespaces: stopping it would stop nothing that answers.
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = pause ] && continue
+      kill "-$([ "$1" = on ] && echo STOP || echo CONT)" "$pid" 2>/dev/null || true
+    done < "$dir/cgroup.procs"
+  done
 }
 
 # A 1 s CFS period: the member runs MS milliseconds a second, which its own background work mostly takes, so a

@@ -6,21 +6,13 @@ import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
 import { apiRelay } from '../support/api-relay.js';
 import { testbed } from '../support/cluster-testbed.js';
-import { startOperator } from '../support/operator-process.js';
+import { loggedAt, startOperator } from '../support/operator-process.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { watchMembership } from '../support/chaos.js';
 
 const CUT_MS = 60_000;
 
-/** When (ms since the epoch) an operator logged each line with this message. */
-const logged = (operator: OperatorProcess, msg: string): number[] => operator.logs.flatMap((line) => {
-  try {
-    const entry = JSON.parse(line) as { msg?: string; time?: string };
-    return entry.msg === msg && entry.time ? [Date.parse(entry.time)] : [];
-  } catch {
-    return [];
-  }
-});
+const logged = (operator: OperatorProcess, msg: string): number[] => loggedAt(operator.logs, msg);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -1,18 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stringify } from 'yaml';
-import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
-import { DEFAULT_INSTALL, NAME, operatorObjects } from '../../src/install/manifests.js';
-import type { InstallOptions } from '../../src/install/manifests.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { DEFAULT_INSTALL, NAME } from '../../src/install/manifests.js';
+import { installOperator as install, operatorReady } from '../support/in-cluster.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import { kubectl } from '../support/kubectl.js';
 import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
-
-/** The operator's objects as `etcd-operator manifests` makes them, applied with kubectl (no Namespace: the test made it). */
-function install(o: InstallOptions): void {
-  kubectl(['apply', '-f', '-'], operatorObjects(o).filter((x) => x.kind !== 'Namespace').map((x) => stringify(x)).join('---\n'));
-}
 
 /** `kubectl auth can-i` as the operator's ServiceAccount: true for yes, false for no. */
 function operatorCan(namespace: string, verb: string, resource: string, inNamespace?: string, subresource?: string): boolean {
@@ -29,11 +23,7 @@ function operatorCan(namespace: string, verb: string, resource: string, inNamesp
 test('the operator as a Deployment on the lab (non-root, read-only root, its own ServiceAccount) runs a cluster end to end', async (t) => {
   const bed = await testbed(t, 'incluster');
   install({ ...DEFAULT_INSTALL, namespace: bed.namespace, image: 'etcd-operator:dev', imagePullPolicy: 'Never' });
-  const deploymentPath = `/apis/apps/v1/namespaces/${bed.namespace}/deployments/${NAME}`;
-  await eventually('the operator Deployment ready', 120_000, async () => {
-    const d = (await bed.transport.call('GET', deploymentPath)) as V1Deployment;
-    return d.status?.readyReplicas === 1 || undefined;
-  });
+  await operatorReady(bed);
   const [operatorPod] = (await bed.core.listNamespacedPod({ namespace: bed.namespace, labelSelector: `app.kubernetes.io/name=${NAME}` })).items;
   assert.ok(operatorPod);
   const podSpec = operatorPod.spec;

@@ -7,6 +7,7 @@ export type Fault =
   | { kind: 'zone-outage'; zone: string }
   | { kind: 'apiserver-blackhole'; node?: string }
   | { kind: 'slow-member'; pod: string; namespace: string; cpuMillisPerSecond?: number }
+  | { kind: 'hang'; pod: string; namespace: string }
   | { kind: 'fill-volume'; claim: string; namespace: string };
 
 const target = (f: Fault): string[] => {
@@ -16,6 +17,7 @@ const target = (f: Fault): string[] => {
     case 'apiserver-blackhole': return f.node === undefined ? [] : [f.node];
     case 'slow-member': return [`${f.namespace}/${f.pod}`, ...(f.cpuMillisPerSecond === undefined ? [] : [String(f.cpuMillisPerSecond)])];
     case 'fill-volume': return [`${f.namespace}/${f.claim}`];
+    case 'hang': return [`${f.namespace}/${f.pod}`];
   }
 };
 

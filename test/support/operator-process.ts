@@ -64,3 +64,13 @@ export function startOperator(t: TestContext, namespace: string, extraArgs: stri
   });
   return { ...operator, succeeded: () => { through = true; } };
 }
+
+/** When (ms since the epoch) an operator logged each of its lines with this message. */
+export const loggedAt = (lines: string[], msg: string): number[] => lines.flatMap((line) => {
+  try {
+    const entry = JSON.parse(line) as { msg?: string; time?: string };
+    return entry.msg === msg && entry.time ? [Date.parse(entry.time)] : [];
+  } catch {
+    return [];
+  }
+});
