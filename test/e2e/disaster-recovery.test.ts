@@ -25,7 +25,7 @@ async function killMajority(bed: Testbed, cluster: string): Promise<string> {
   return survivor ?? '';
 }
 
-test('a majority lost with its data: rebuilt from the latest backup with the restore policy; without it, or with a backup older than the policy allows, Failed, nothing deleted', async (t) => {
+test('a majority lost with its data: rebuilt from the latest backup with the restore policy, on S3 or on a volume; without it, or with a backup older than the policy allows, Failed, nothing deleted', async (t) => {
   const bed = await testbed(t, 'dr');
   const minio = await startMinio(t, 'backups');
   await bed.secret('aws', minio.awsSecretData);
@@ -33,17 +33,25 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
 
   await bed.create('guarded', { size: 3, restorePolicy: { fromLatestBackup: 'nightly' } });
   await bed.create('unguarded', { size: 3 });
+  // Issue 16, item 8: a policy naming a backup kept on a volume (before, the rebuild started and then waited for
+  // ever for an S3 object).
+  await bed.core.createNamespacedPersistentVolumeClaim({ namespace: bed.namespace, body: {
+    metadata: { name: 'backups' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  } });
+  await bed.create('onvolume', { size: 3, restorePolicy: { fromLatestBackup: 'volume-nightly' } });
   // A policy that accepts a backup at most a minute old (the least it allows), and a backup older than that
   // when the majority is lost.
   await bed.create('stale', { size: 3, restorePolicy: { fromLatestBackup: 'stale-nightly', maxBackupAgeSeconds: 60 } });
-  await eventually('the clusters Running', 120_000, async () => (await running(bed, 'guarded')()) && (await running(bed, 'stale')()) && running(bed, 'unguarded')());
+  await eventually('the clusters Running', 120_000, async () => (await running(bed, 'guarded')()) && (await running(bed, 'stale')())
+    && (await running(bed, 'onvolume')()) && running(bed, 'unguarded')());
   const endpoint = await bed.clientEndpoint('guarded');
   const keys = Array.from({ length: 1000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
   await eventually('1,000 keys written', 60_000, async () => { await etcdPutMany(endpoint, keys); return true; });
-  const backUp = async (name: string, cluster: string): Promise<void> => {
+  const backUp = async (name: string, cluster: string, onVolume = false): Promise<void> => {
+    const storage = onVolume ? { storageType: 'Volume', volume: { claimName: 'backups', path: `${cluster}/${name}.db` } }
+      : { storageType: 'S3', s3: { path: `backups/${cluster}/${name}`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } };
     await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, {
-      apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name },
-      spec: { clusterName: cluster, storageType: 'S3', s3: { path: `backups/${cluster}/${name}`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } },
+      apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec: { clusterName: cluster, ...storage },
     });
     await eventually(`backup ${name} taken`, 60_000, async () =>
       ((await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/${name}`)) as EtcdBackup).status?.succeeded || undefined);
@@ -52,6 +60,8 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
   const staleSince = Date.now();
   await backUp('nightly', 'guarded');
   await etcdPutMany(endpoint, [['after-backup', 'lost']]);
+  await eventually('1,000 keys written to the cluster backed up on a volume', 60_000, async () => { await etcdPutMany(await bed.clientEndpoint('onvolume'), keys); return true; });
+  await backUp('volume-nightly', 'onvolume', true);
 
   const started = Date.now();
   await killMajority(bed, 'guarded');
@@ -67,6 +77,15 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
   // Recorded just after the status that completes the rebuild.
   await eventually('an event that says which revision', 30_000, async () => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
     .find((e) => e.involvedObject.name === 'guarded' && e.reason === 'RestoredFromBackup' && e.type === 'Warning' && /revision \d+/.test(e.message ?? '')));
+
+  await killMajority(bed, 'onvolume');
+  const fromVolume = await eventually('rebuilt from the volume backup', 180_000, async () => {
+    const c = await running(bed, 'onvolume')();
+    return c?.status?.rebuild?.completedAt ? c : undefined;
+  });
+  assert.equal(fromVolume.status?.rebuild?.backup, 'volume-nightly');
+  const heldOnVolume = await eventually('keys readable', 30_000, async () => etcdGetPrefix(await bed.clientEndpoint('onvolume'), 'key-'));
+  assert.equal(heldOnVolume.size, 1000, 'every key of the volume backup');
 
   // Without a policy, and with a policy whose backup is too old: nothing is rebuilt, the survivor stays.
   for (const [cluster, why] of [['unguarded', /majority is lost/], ['stale', /EtcdBackup stale-nightly is \d+ s old, older than the 60 s restorePolicy.maxBackupAgeSeconds allows/]] as const) {

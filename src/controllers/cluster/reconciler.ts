@@ -194,12 +194,11 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
   const rebuild = cluster.status?.rebuild;
   if (rebuild && !rebuild.completedAt) {
     const backup = d.backups.get(cluster.metadata.namespace, rebuild.backup ?? '');
-    const s3 = backup?.spec.s3;
-    if (!backup || backup.spec.storageType !== 'S3' || !s3) {
-      throw new ConfigurationError('BackupMissing', `EtcdBackup ${rebuild.backup ?? ''} to rebuild from is gone or not on S3; nothing is started without it`);
-    }
-    // The object is named inside the backup's bucket.
-    return { s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` } };
+    const { s3, volume } = backup?.spec ?? {};
+    // The object is named inside the backup's bucket; the file inside the backup's claim.
+    if (backup?.spec.storageType === 'S3' && s3) return { s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` } };
+    if (backup?.spec.storageType === 'Volume' && volume) return { volume: { claimName: volume.claimName, path: rebuild.path ?? volume.path } };
+    throw new ConfigurationError('BackupMissing', `EtcdBackup ${rebuild.backup ?? ''} to rebuild from is gone; nothing is started without it`);
   }
   const by = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
   if (!by) return undefined;
