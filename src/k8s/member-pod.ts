@@ -20,6 +20,12 @@ export interface RestoreSource {
 }
 
 const SNAPSHOT_FILE = '/var/etcd/restore.db';
+/**
+ * The init container that turns a snapshot into the member's data. It cannot run twice (etcdutl refuses a data
+ * directory that exists) and the etcd image has no shell to make it conditional, so a pod that carries it
+ * must not outlive the restore: a recreated sandbox (a node reboot) would run it again and fail for ever.
+ */
+export const RESTORE_STEP = 'restore-snapshot';
 
 /**
  * Two init containers: the operator image fetches the snapshot and checks its sha256; etcd's own etcdutl
@@ -41,7 +47,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true }],
       },
       {
-        name: 'restore-snapshot', image: imageOf(i.spec, i.version),
+        name: RESTORE_STEP, image: imageOf(i.spec, i.version),
         command: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE, `--name=${i.member}`, `--initial-cluster=${i.initialCluster}`,
           `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${DATA_DIR}`],
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
@@ -98,7 +104,7 @@ const GUARD_DIR = '/var/run/etcd-guard';
 function dataGuard(i: MemberPodInput): V1Container {
   return {
     name: DATA_GUARD, image: i.operator.image,
-    args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_DIR}/started`, ...(i.expectData ? ['--expect-data'] : [])],
+    args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_DIR}/started`, `--leftover=${SNAPSHOT_FILE}`, ...(i.expectData ? ['--expect-data'] : [])],
     terminationMessagePolicy: 'FallbackToLogsOnError',
     volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'guard', mountPath: GUARD_DIR }],
   };

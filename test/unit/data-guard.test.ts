@@ -22,3 +22,16 @@ test('the data guard refuses an empty data directory to a member that started be
   assert.equal(guard(), 0, 'with its data it starts');
   assert.equal(guard('--expect-data'), 0);
 });
+
+test('the data guard removes a restore\'s snapshot left beside the data, and only once the data is there', (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'data-guard-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const [data, marker, leftover] = [join(root, 'data'), join(root, 'scratch', 'started'), join(root, 'restore.db')];
+  writeFileSync(leftover, 'snapshot');
+  assert.equal(dataGuardCommand([`--data-dir=${data}`, `--marker=${marker}`, `--leftover=${leftover}`]), 0);
+  assert.equal(existsSync(leftover), true, 'before the restore wrote the data, a snapshot is not a leftover');
+  mkdirSync(join(data, 'member', 'wal'), { recursive: true });
+  writeFileSync(join(data, 'member', 'wal', '0000000000000000-0000000000000000.wal'), 'x');
+  assert.equal(dataGuardCommand([`--data-dir=${data}`, `--marker=${marker}`, `--leftover=${leftover}`]), 0);
+  assert.equal(existsSync(leftover), false, 'with the data in place, the snapshot is gone from the volume');
+});

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configDigest, corruptionCheckFlags, memberPod } from '../../src/k8s/member-pod.js';
+import { podView } from '../../src/controllers/cluster/views.js';
 import { imageOf, RESERVED_ETCD_ENV } from '../../src/api/etcd-cluster.js';
 import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
 import { snapshotPod } from '../../src/k8s/snapshot-pod.js';
@@ -172,11 +173,18 @@ test('etcdEnv may set no flag a member pod can get, but the spec settings CoreOS
 
 test('a member on a volume runs the data guard first (with --expect-data once it has started); one on emptyDir has none', () => {
   const guard = (o: Partial<MemberPodInput>) => memberPod(input(o)).spec?.initContainers?.[0];
-  assert.deepEqual(guard({ withClaim: true })?.args, ['data-guard', '--data-dir=/var/etcd/data', '--marker=/var/run/etcd-guard/started']);
+  assert.deepEqual(guard({ withClaim: true })?.args, ['data-guard', '--data-dir=/var/etcd/data', '--marker=/var/run/etcd-guard/started', '--leftover=/var/etcd/restore.db']);
   assert.deepEqual(guard({ withClaim: true, expectData: true })?.args?.at(-1), '--expect-data');
   assert.equal(guard({ withClaim: true })?.image, 'etcd-operator:dev');
   const pod = memberPod(input({ withClaim: true, restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
   assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot'], 'the guard runs before a restore writes the data');
   assert.deepEqual(pod.spec.volumes?.find((v) => v.name === 'guard'), { name: 'guard', emptyDir: {} }, 'its marker lives as long as the pod');
   assert.equal(guard({ withClaim: false }), undefined);
+});
+
+test('a pod that carries a restore\'s steps is on other settings than the same pod without them: once bootstrapped, it rolls', () => {
+  const plain = podView(memberPod(input({ withClaim: true })));
+  const restoring = podView(memberPod(input({ withClaim: true, restore: { s3: { path: 'b/k', awsSecret: 'aws' } } })));
+  assert.notEqual(restoring.config, plain.config, 'a reboot would run its restore steps again: it must not stay');
+  assert.equal(plain.config, podView(memberPod(input({ withClaim: true }))).config, 'a plain pod is not rolled for nothing');
 });

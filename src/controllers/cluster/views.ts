@@ -4,7 +4,7 @@ import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
-import { DATA_GUARD, DATA_LOST_EXIT, configDigest } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
@@ -20,6 +20,12 @@ function dataLost(pod: V1Pod): boolean {
   return [guard?.state?.terminated, guard?.lastState?.terminated].some((t) => t?.exitCode === DATA_LOST_EXIT);
 }
 
+/**
+ * The pod still carries a restore's steps: once the cluster is bootstrapped, it is on settings other than the
+ * spec's, and rolls like any such member (restarted on its volume, or replaced), onto a pod without them.
+ */
+const restoring = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) => c.name === RESTORE_STEP) ?? false;
+
 export function podView(pod: V1Pod): PodView {
   const isReady = podReady(pod);
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
@@ -29,7 +35,7 @@ export function podView(pod: V1Pod): PodView {
     ready: isReady,
     terminating: pod.metadata?.deletionTimestamp !== undefined,
     version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
-    config: pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
+    config: restoring(pod) ? `${RESTORE_STEP}:${pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? ''}` : pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
     dataLost: dataLost(pod),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
