@@ -141,9 +141,9 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   const restoreController = controllerOf('etcdrestore', restoreReconciler({ transport, events, restores: restores.store, clusters: clusters.store }))
     .watches(restores, generationChanged);
 
-  // Each reflector and controller listens for the stop: a fixed number, more than Node's default warning
-  // threshold of 10, and not a leak; the warning would be a non-JSON line in the logs.
-  setMaxListeners(3 * reflectors.length + 8, active);
+  // Every reflector, controller and request in flight (API and etcd) listens for the end of the term: as many as
+  // the load makes, each removed when its request ends, so Node's leak warning (at 10) would only be noise.
+  setMaxListeners(0, active);
   const run = async (): Promise<void> => {
     const watching = reflectors.map((r) => r.run(active));
     const synced = await Promise.all(reflectors.map((r) => r.waitForSync(active)));

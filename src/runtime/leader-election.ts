@@ -147,7 +147,7 @@ export class LeaderElector {
 
   /** On a clean shutdown, hand the lease over at once instead of making the next leader wait it out. */
   private async release(): Promise<void> {
-    const api = this.transport.within(new AbortController().signal, this.renewDeadlineMs);
+    const api = this.transport.within(AbortSignal.timeout(this.renewDeadlineMs), this.renewDeadlineMs);
     try {
       const current = await this.read(api);
       if (current?.spec?.holderIdentity !== this.options.identity) return;
