@@ -255,7 +255,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   // A member whose volume came back empty must not rejoin under its ID, having forgotten what it acknowledged:
   // it is removed, and a new member takes its place; if another change is in flight, that one finishes first.
   const inFlight = changeInFlight(s);
-  const emptied = members.find((m) => podOf(m.name)?.dataLost && (!inFlight || inFlight.name === m.name));
+  // A stopping pod counts too: the member it leaves behind must not come back on that volume either.
+  const emptied = members.find((m) => s.pods.some((p) => p.name === m.name && p.dataLost) && (!inFlight || inFlight.name === m.name));
   if (emptied) return removal(s, emptied, 'its volume came back empty: it must not rejoin under its old ID; replacing it', voters, leader);
   const learner = members.find((m) => m.isLearner);
   if (learner) {

@@ -59,3 +59,17 @@ for (const [name, holds] of Object.entries(INVARIANTS)) {
     }), { numRuns: 5000 });
   });
 }
+
+test('a member whose stopping pod found its volume empty is not restarted on it (the counterexample of seed 2093520639)', () => {
+  const pod = (name: string): PodView => ({ name, phase: 'Pending', ready: false, terminating: true, version: '3.5.17', config: '', forced: false, dataLost: true });
+  const s: ClusterState = {
+    desiredSize: 5, paused: false, bootstrapped: true, pods: [pod('b'), pod('e')], claims: ['b'],
+    members: [{ id: 'id-b', name: 'b', isLearner: false, started: true }], recordedMembers: [],
+    health: [{ name: 'b', isLeader: false, dbSizeInUse: 0, raftIndex: 0, revision: 1, dbSize: 0 }],
+    supportsLearners: true, replaceAfterMs: 60_000, silentForMs: { b: 108_000 }, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100,
+    targetVersion: '3.6.5', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+  };
+  const action = plan(s);
+  const holds = INVARIANTS['never restart a member on a volume that came back empty'];
+  assert.ok(holds?.(s, action), JSON.stringify(action));
+});
