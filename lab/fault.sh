@@ -11,7 +11,8 @@
 #   apiserver-blackhole [N]  packets to and from the API server port are dropped, for everyone or for node N
 #                        (its kubelet and its pods) only: requests hang instead of failing.
 #   slow-member NS/POD [MS]  every container of the pod gets MS milliseconds of CPU a second (default 2; CFS
-#                        quota over a 1 s period): probes time out while it still answers, slowly.
+#                        quota over a 1 s period): once its work exceeds that (any load does; an idle etcd's own
+#                        background work may fit), probes time out while it still answers, slowly.
 #   fill-volume NS/PVC   the node disk holding the claim's volume is filled to the last block.
 #   hang NS/POD          every process of the pod's containers is stopped (SIGSTOP): it keeps its connections and
 #                        answers nothing, as a process whose event loop is blocked; healing continues them. A

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { ApiError } from './transport.js';
+import { ApiError, ApiTimeout } from './transport.js';
 import { isAborted, sleep } from './abortable.js';
 import type { ApiTransport } from './transport.js';
 import { Store } from './store.js';
@@ -185,8 +185,10 @@ export class Reflector<T extends KubeObject> {
         progressed = true;
       }
     } catch (err) {
-      // An abort by the watchdog or by shutdown ends the watch like a server-side timeout would.
-      if (!abort.signal.aborted) throw err;
+      // An abort by the watchdog or by shutdown ends the watch like a server-side timeout would; a watch whose
+      // answer never started is as silent as one that stopped (resumed, it would wait the same way again).
+      if (err instanceof ApiTimeout) abort.abort(STALLED);
+      else if (!abort.signal.aborted) throw err;
     } finally {
       clearTimeout(watchdog);
       signal.removeEventListener('abort', stop);

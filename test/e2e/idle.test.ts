@@ -10,7 +10,17 @@ test('an idle cluster costs nothing: no API request but its watches renewing, an
   const operator = startOperator(t, bed.namespace);
   await bed.create('idle', { size: 3 });
   await eventually('3 members settled', 120_000, async () => settledPods(bed.core, await bed.get('idle'), 3));
-  await new Promise((r) => setTimeout(r, 5000));
+  // At rest means etcd too: shortly after a bootstrap its leader still writes entries of its own (it publishes
+  // the cluster version once it knows every member's), and the operator rightly reports the raft index they
+  // move. The window starts once the recorded raft indexes have not moved for 20 s: two of the operator's
+  // periodic passes, so an entry etcd wrote just before the last one would show.
+  let seen = '';
+  let since = Date.now();
+  await eventually('the raft index at rest for 20 s', 120_000, async () => {
+    const now = JSON.stringify(((await bed.get('idle')).status?.memberStatus ?? []).map((m) => m.raftIndex ?? 0));
+    if (now !== seen) [seen, since] = [now, Date.now()];
+    return Date.now() - since >= 20_000 || undefined;
+  });
   const requests = async (): Promise<Map<string, number>> => counterSeries(await (await fetch(await operator.metricsUrl())).text(), 'rest_client_requests_total');
   const [before, statusBefore] = [await requests(), (await bed.get('idle')).status];
   // Longer than two of the operator's periodic passes over a healthy cluster.
