@@ -52,7 +52,9 @@ export class ApiTransport {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    // Whole milliseconds, at least one: AbortSignal.timeout() throws on a fraction, and bounds computed from
+    // performance.now() (the time left to a lease's renew deadline) have them.
+    this.timeoutMs = Math.max(1, Math.ceil(options.timeoutMs ?? DEFAULT_TIMEOUT_MS));
     this.agent = agent ?? new Agent({ keepAlive: true, maxSockets: 64 });
   }
 

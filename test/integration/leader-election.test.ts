@@ -107,3 +107,25 @@ test('a leader that can no longer renew its lease stops leading within the renew
   assert.ok(steppedDownMs <= 2000 + 2 * RETRY_MS + 1000, `stepped down in ${steppedDownMs} ms`);
   await done;
 });
+
+test('a leader whose renewals succeed keeps leading past many renew deadlines', async (t) => {
+  const transport = new ApiTransport(adminKubeConfig());
+  t.after(() => { transport.agent.destroy(); });
+  const namespace = await testNamespace(t, 'keeps');
+  const elector = new LeaderElector(transport, {
+    namespace, leaseName: 'keeps', identity: 'leader', leaseDurationMs: LEASE_MS, renewDeadlineMs: 2000, retryPeriodMs: RETRY_MS,
+  });
+  const shutdown = new AbortController();
+  let leading: AbortSignal | undefined;
+  const done = elector.run(shutdown.signal, (signal) => {
+    leading = signal;
+    return Promise.resolve();
+  });
+  const signal = await eventually('leadership', 10_000, () => Promise.resolve(leading));
+  // Renewals are bounded by the time left to the deadline, a fraction of a millisecond included: each must
+  // go through, or the leader would step down every renew deadline.
+  await new Promise((r) => setTimeout(r, 4 * 2000));
+  assert.equal(signal.aborted, false, `still leading after four renew deadlines (${String(signal.reason)})`);
+  shutdown.abort();
+  await done;
+});

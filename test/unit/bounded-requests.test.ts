@@ -83,3 +83,13 @@ test('an etcd call and a snapshot stream to a member that went silent end at the
   assert.ok(list.err instanceof EtcdError && list.ms < 3000, `member list: ${String(list.err)} after ${Math.round(list.ms)} ms`);
   assert.match(list.err.message, /abandoned/);
 });
+
+test('a timeout with a fraction of a millisecond (a lease attempt bounded by the time left to its deadline) is taken as it is', async (t) => {
+  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined);
+  t.after(() => { transport.agent.destroy(); });
+  const bounded = transport.within(new AbortController().signal, 250.7);
+  const { ms, err } = await settle(bounded.call('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases/x'));
+  assert.ok(err instanceof ApiTimeout, String(err));
+  assert.match(err.message, /no answer within 251 ms/);
+  assert.ok(ms < 2000, `gave up after ${Math.round(ms)} ms`);
+});
