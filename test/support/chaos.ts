@@ -92,8 +92,15 @@ export async function memberHashes(bed: Testbed, cluster: string): Promise<{ rev
   const etcd = new EtcdClient({ lookup: labLookup(), timeoutMs: 5000 });
   const address = { cluster, namespace: bed.namespace, domain: lab().clusterDomain, tls: false };
   const names = await memberNames(bed, cluster);
-  const revisions = await Promise.all(names.map(async (n) => (await etcd.status(clientUrl(address, n))).revision));
-  const revision = Math.min(...revisions);
+  const revision = Math.min(...(await memberRevisions(bed, cluster, names)).values());
   const hashes = await Promise.all(names.map(async (n) => [n, (await etcd.hashKV(clientUrl(address, n), revision)).hash] as const));
   return { revision, hashes: new Map(hashes) };
+}
+
+/** The store revision each member (every listed member, or `names`) has applied. */
+export async function memberRevisions(bed: Testbed, cluster: string, names?: string[]): Promise<Map<string, number>> {
+  const etcd = new EtcdClient({ lookup: labLookup(), timeoutMs: 5000 });
+  const address = { cluster, namespace: bed.namespace, domain: lab().clusterDomain, tls: false };
+  const members = names ?? await memberNames(bed, cluster);
+  return new Map(await Promise.all(members.map(async (n) => [n, (await etcd.status(clientUrl(address, n))).revision] as const)));
 }
