@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -68,12 +69,16 @@ test('two operator processes: one reconciles, the other takes over after SIGKILL
   assert.ok(intervals(standby).every(([s]) => s >= (second.at ?? Infinity)), 'the standby reconciled nothing before it led');
 });
 
-test('a leader that can no longer renew its lease stops leading within the renew deadline', async (t) => {
+/**
+ * One elector in a namespace of its own (renew deadline 2 s), once it leads: its transport, the signal of its
+ * term, and how to stop it (the shutdown, then the end of its run).
+ */
+async function soleLeader(t: TestContext, name: string): Promise<{ transport: ApiTransport; namespace: string; signal: AbortSignal; stop: () => Promise<void> }> {
   const transport = new ApiTransport(adminKubeConfig());
   t.after(() => { transport.agent.destroy(); });
-  const namespace = await testNamespace(t, 'stepdown');
+  const namespace = await testNamespace(t, name);
   const elector = new LeaderElector(transport, {
-    namespace, leaseName: 'stepdown', identity: 'leader', leaseDurationMs: LEASE_MS, renewDeadlineMs: 2000, retryPeriodMs: RETRY_MS,
+    namespace, leaseName: name, identity: 'leader', leaseDurationMs: LEASE_MS, renewDeadlineMs: 2000, retryPeriodMs: RETRY_MS,
   });
   const shutdown = new AbortController();
   t.after(() => { shutdown.abort(); });
@@ -83,6 +88,11 @@ test('a leader that can no longer renew its lease stops leading within the renew
     return Promise.resolve();
   });
   const signal = await eventually('leadership', 10_000, () => Promise.resolve(leading));
+  return { transport, namespace, signal, stop: async () => { shutdown.abort(); await done; } };
+}
+
+test('a leader that can no longer renew its lease stops leading within the renew deadline', async (t) => {
+  const { transport, namespace, signal, stop } = await soleLeader(t, 'stepdown');
 
   // Another holder takes the lease over (as after a partition) and keeps renewing it. The clock starts when
   // its write has landed: until then the leader's own renewals may still win the race for the record.
@@ -105,27 +115,14 @@ test('a leader that can no longer renew its lease stops leading within the renew
   const steppedDownMs = Date.now() - takenAt;
   t.diagnostic(`stepped down ${steppedDownMs} ms after losing the lease (renew deadline 2000 ms)`);
   assert.ok(steppedDownMs <= 2000 + 2 * RETRY_MS + 1000, `stepped down in ${steppedDownMs} ms`);
-  await done;
+  await stop();
 });
 
 test('a leader whose renewals succeed keeps leading past many renew deadlines', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
-  t.after(() => { transport.agent.destroy(); });
-  const namespace = await testNamespace(t, 'keeps');
-  const elector = new LeaderElector(transport, {
-    namespace, leaseName: 'keeps', identity: 'leader', leaseDurationMs: LEASE_MS, renewDeadlineMs: 2000, retryPeriodMs: RETRY_MS,
-  });
-  const shutdown = new AbortController();
-  let leading: AbortSignal | undefined;
-  const done = elector.run(shutdown.signal, (signal) => {
-    leading = signal;
-    return Promise.resolve();
-  });
-  const signal = await eventually('leadership', 10_000, () => Promise.resolve(leading));
+  const { signal, stop } = await soleLeader(t, 'keeps');
   // Renewals are bounded by the time left to the deadline, a fraction of a millisecond included: each must
   // go through, or the leader would step down every renew deadline.
   await new Promise((r) => setTimeout(r, 4 * 2000));
   assert.equal(signal.aborted, false, `still leading after four renew deadlines (${String(signal.reason)})`);
-  shutdown.abort();
-  await done;
+  await stop();
 });
