@@ -18,7 +18,7 @@ import { backupReconciler } from './controllers/backup/reconciler.js';
 import type { EtcdCluster } from './api/etcd-cluster.js';
 import { EtcdClient } from './etcd/client.js';
 import { resolverLookup } from './etcd/dns-lookup.js';
-import { APP, labelSelector } from './k8s/labels.js';
+import { APP, CLUSTER_LABEL, labelSelector } from './k8s/labels.js';
 import { clusterReconciler } from './controllers/cluster/reconciler.js';
 import { EtcdClients } from './controllers/cluster/tls.js';
 import type { AutoTlsPolicy } from './controllers/cluster/tls.js';
@@ -133,7 +133,9 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
     restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: o.replaceAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000 },
-  })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(claims, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster');
+  })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster')
+    // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.
+    .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL]);
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
     operatorImage: o.operatorImage,

@@ -128,6 +128,13 @@ export const clusterSpec = object({
   quotaBackendBytes: integer({ description: "etcd's database size quota (--quota-backend-bytes); past it etcd raises NOSPACE. etcd's default (2 GiB) when unset.", minimum: 1048576, maximum: 107374182400, format: 'int64' }),
   autoCompaction,
   defragmentation,
+  persistentVolumeClaimRetentionPolicy: object({
+    whenDeleted: oneOf(['Retain', 'Delete'], {
+      description: 'Retain (the default): when the EtcdCluster, or its CRD, is deleted, the member claims and their data stay, and an EtcdCluster '
+        + 'of the same name created later re-forms the cluster on them. Delete: they are deleted with it.',
+      default: 'Retain',
+    }),
+  }, { description: "What becomes of the members' claims, as a StatefulSet's policy says. A member removed from the cluster has its claim deleted after a grace period (--keep-removed-claims) whatever this says." }),
   restorePolicy: object({
     fromLatestBackup: string({ description: 'An EtcdBackup in this namespace: when a majority of members is lost with its data, the cluster is rebuilt from its newest good snapshot (writes after it are lost).', maxLength: 253 }),
     fromSurvivor: string({

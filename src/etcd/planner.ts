@@ -8,6 +8,9 @@
  *    from a survivor restarts it alone with --force-new-cluster, then again without, before anything else.
  * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
  *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
+ *    A restore from a backup's claim starts one founder only (the claim may attach to one node at a time).
+ *    Claims that a deleted EtcdCluster of the same name left behind are adopted instead: the cluster re-forms
+ *    on their data (its members restarted as after a power loss), and never bootstraps beside them.
  * 3. A member whose volume came back empty (its pod's data guard says so) is removed, never restarted under
  *    its ID. Then a change in flight is finished before anything else: a learner gets its pod, then is promoted
  *    when caught up; a member added but never started gets its pod, and is removed if it never starts.
@@ -80,6 +83,13 @@ export interface NoSpaceRecovery {
   defragmented?: string[];
 }
 
+/** A claim a deleted EtcdCluster of the same name left behind (or one adopted whose adoption status does not record yet). */
+export interface RetainedClaim {
+  name: string;
+  /** Its member had been removed from etcd's member list: its data is not a member's to restart. */
+  removed: boolean;
+}
+
 export interface ClusterState {
   desiredSize: number;
   paused: boolean;
@@ -88,6 +98,10 @@ export interface ClusterState {
   pods: PodView[];
   /** Members that have a data volume claim. */
   claims: string[];
+  /** A bootstrap starts one member (a restore from a backup's claim, which one node at a time may mount); the rest join it. */
+  singleFounder?: true;
+  /** Claims left by a deleted EtcdCluster of this name, to adopt (never offered to a restore or a rebuild). */
+  retained: RetainedClaim[];
   /** The member list, or undefined when no member answered. */
   members?: MemberView[];
   /** The member names of etcd's member list as status last recorded it: whom to restart when no member runs. */
@@ -145,6 +159,7 @@ export type Action =
   | { type: 'Bootstrap'; size: number; version: string }
   | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string }
   | { type: 'MarkBootstrapped' }
+  | { type: 'Adopt'; claims: string[]; members: string[]; reason: string }
   | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true; peers?: string[] }
   | { type: 'AddMember'; learner: boolean; version: string; reason: string }
   | { type: 'PromoteLearner'; memberId: string; member: string }
@@ -217,7 +232,8 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     if (s.pods.length > 0 || s.claims.length > 0) return { type: 'Wait', reason: 'pods or claims of an unknown bootstrap exist; not bootstrapping beside them' };
-    return { type: 'Bootstrap', size: s.desiredSize, version };
+    if (s.retained.length > 0) return adoption(s.retained);
+    return { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
   }
   // Once every initial member has started, the cluster exists: from then on no member is ever created with
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
@@ -226,6 +242,21 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
   return { type: 'Wait', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+}
+
+/**
+ * The claims of a deleted cluster of this name hold its data: all are adopted (a removed member's claim then
+ * goes after the grace period, as it would have), and its members are recorded as the membership, to be
+ * restarted on their data. With no member's data among them there is nothing to re-form, and a bootstrap
+ * beside them would put a second cluster under the name: a person decides.
+ */
+function adoption(retained: RetainedClaim[]): Action {
+  const claims = retained.map((c) => c.name).sort();
+  const members = retained.filter((c) => !c.removed).map((c) => c.name).sort();
+  if (members.length === 0) {
+    return { type: 'Wait', reason: `claims ${claims.join(', ')} of a deleted cluster of this name hold only removed members' data; delete them to bootstrap anew` };
+  }
+  return { type: 'Adopt', claims, members, reason: `re-forming on the claims of a deleted cluster of this name: members ${members.join(', ')}` };
 }
 
 /**
@@ -493,6 +524,11 @@ const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.f
 export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean> = {
   'never bootstrap a cluster that owns a pod or a claim, or that status says came up': (s, a) =>
     a.type !== 'Bootstrap' || (s.pods.length === 0 && s.claims.length === 0 && !s.bootstrapped),
+  'never bootstrap beside the claims of a deleted cluster of the same name': (s, a) =>
+    a.type !== 'Bootstrap' || s.retained.length === 0,
+  'adopt only before a bootstrap, with no pod or claim of its own, and restart no removed member': (s, a) =>
+    a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && s.claims.length === 0
+      && a.members.every((m) => s.retained.some((c) => c.name === m && !c.removed))),
   'never a membership change while another is in flight, other than removing the one in flight': (s, a) => {
     const inFlight = changeInFlight(s);
     if (!inFlight) return true;

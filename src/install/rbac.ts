@@ -14,7 +14,8 @@ export interface PolicyRule {
 export const OPERATOR_RULES: PolicyRule[] = [
   // Member pods and one-off snapshot pods; reads come from the watch cache.
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'create', 'delete'] },
+  // Claims are brought to the retention policy (owner reference or none) and adopted by a cluster of their name.
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create'] },
   // Auto-TLS Secrets are made and renewed; static TLS and S3 credentials Secrets are read by name.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },

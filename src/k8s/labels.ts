@@ -2,7 +2,8 @@
 export const APP = 'etcd';
 
 /** Labels the operator puts on everything it makes for a cluster. */
-export const clusterLabels = (cluster: string): Record<string, string> => ({ app: APP, etcd_cluster: cluster });
+export const CLUSTER_LABEL = 'etcd_cluster';
+export const clusterLabels = (cluster: string): Record<string, string> => ({ app: APP, [CLUSTER_LABEL]: cluster });
 
 export const labelSelector = (labels: Record<string, string>): string =>
   Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
@@ -17,3 +18,13 @@ export const ANNOTATION_CONFIG = 'etcd.database.coreos.com/config';
 
 /** On a member pod started with --force-new-cluster, which must be restarted without it. */
 export const ANNOTATION_FORCED = 'etcd.database.coreos.com/force-new-cluster';
+
+/**
+ * On a member claim: the UID of the EtcdCluster whose member's data it holds. Claims outlive a deleted
+ * EtcdCluster (retention policy Retain): a claim of another UID is one a re-created cluster of the name adopts.
+ */
+export const ANNOTATION_CLUSTER_UID = 'etcd.database.coreos.com/cluster-uid';
+/** On an adopted claim: the UID of the deleted EtcdCluster it came from, until the adoption is recorded in status. */
+export const ANNOTATION_ADOPTED_FROM = 'etcd.database.coreos.com/adopted-from';
+/** On the claim of a member removed from etcd's member list: when. Its data is not restarted by an adoption. */
+export const ANNOTATION_MEMBER_REMOVED = 'etcd.database.coreos.com/member-removed';

@@ -1,13 +1,56 @@
-import type { V1PersistentVolumeClaim, V1PersistentVolumeClaimSpec } from '@kubernetes/client-node';
+import type { V1OwnerReference, V1PersistentVolumeClaim, V1PersistentVolumeClaimSpec } from '@kubernetes/client-node';
 import type { ClusterAddress } from '../etcd/identity.js';
-import { clusterLabels } from './labels.js';
+import type { ClusterSpec } from '../api/etcd-cluster.js';
+import { ANNOTATION_ADOPTED_FROM, ANNOTATION_CLUSTER_UID, ANNOTATION_MEMBER_REMOVED, clusterLabels } from './labels.js';
 import { ownedByCluster } from './owner.js';
 
-/** A member's data volume claim, named as the member; collected with the cluster. */
-export function memberClaim(a: ClusterAddress, clusterUid: string, member: string, spec: V1PersistentVolumeClaimSpec): V1PersistentVolumeClaim {
+/** What becomes of the member claims when their EtcdCluster is deleted; keeping them is the default. */
+export type ClaimRetention = 'Retain' | 'Delete';
+
+export const claimRetention = (spec: ClusterSpec): ClaimRetention => spec.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? 'Retain';
+
+/**
+ * A member's data volume claim, named as the member and marked with its cluster's UID. Only under the Delete
+ * policy does it carry an owner reference: with one, deleting the EtcdCluster (or its CRD) deletes the data.
+ */
+export function memberClaim(a: ClusterAddress, clusterUid: string, member: string, spec: V1PersistentVolumeClaimSpec, retention: ClaimRetention): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1', kind: 'PersistentVolumeClaim',
-    metadata: { name: member, namespace: a.namespace, labels: clusterLabels(a.cluster), ownerReferences: [ownedByCluster(a.cluster, clusterUid)] },
+    metadata: {
+      name: member, namespace: a.namespace, labels: clusterLabels(a.cluster), annotations: { [ANNOTATION_CLUSTER_UID]: clusterUid },
+      ...(retention === 'Delete' ? { ownerReferences: [ownedByCluster(a.cluster, clusterUid)] } : {}),
+    },
     spec,
   };
 }
+
+/**
+ * The merge patch that makes a claim its cluster's under the retention policy (a null owner list removes it),
+ * recording where an adopted claim came from, or (null) forgetting it once the adoption is recorded.
+ */
+export interface OwnershipPatch {
+  metadata: { annotations: Record<string, string | null>; ownerReferences: V1OwnerReference[] | null };
+}
+
+export function claimOwnership(a: ClusterAddress, clusterUid: string, retention: ClaimRetention, adoptedFrom: string | null): OwnershipPatch {
+  return {
+    metadata: {
+      annotations: { [ANNOTATION_CLUSTER_UID]: clusterUid, [ANNOTATION_ADOPTED_FROM]: adoptedFrom },
+      ownerReferences: retention === 'Delete' ? [ownedByCluster(a.cluster, clusterUid)] : null,
+    },
+  };
+}
+
+/** The EtcdCluster UID whose member's data a claim holds: its annotation or, on a claim made before there was one, its owner. */
+export const claimCluster = (c: V1PersistentVolumeClaim): string | undefined =>
+  c.metadata?.annotations?.[ANNOTATION_CLUSTER_UID] ?? c.metadata?.ownerReferences?.find((r) => r.kind === 'EtcdCluster')?.uid;
+
+/** Whether the claim carries its cluster's mark, and an owner reference to it exactly when the policy is Delete. */
+export function ownedAsPolicySays(c: V1PersistentVolumeClaim, clusterUid: string, retention: ClaimRetention): boolean {
+  const owners = (c.metadata?.ownerReferences ?? []).filter((r) => r.kind === 'EtcdCluster');
+  return c.metadata?.annotations?.[ANNOTATION_CLUSTER_UID] === clusterUid
+    && (retention === 'Delete' ? owners.length === 1 && owners[0]?.uid === clusterUid : owners.length === 0);
+}
+
+export const removedMember = (c: V1PersistentVolumeClaim): boolean => c.metadata?.annotations?.[ANNOTATION_MEMBER_REMOVED] !== undefined;
+export const adoptedFrom = (c: V1PersistentVolumeClaim): string | undefined => c.metadata?.annotations?.[ANNOTATION_ADOPTED_FROM];

@@ -64,11 +64,16 @@ export class Controller {
 
   /** Reconcile the owner (of `ownerKind`, through the controller owner reference) of a changed object. */
   owns<T extends KubeObject>(reflector: Reflector<T>, ownerKind: string): this {
-    const enqueueOwner = (o: T): void => {
-      const owner = o.metadata?.ownerReferences?.find((r) => r.controller && r.kind === ownerKind);
-      if (owner) this.queue.add(o.metadata?.namespace ? `${o.metadata.namespace}/${owner.name}` : owner.name);
+    return this.maps(reflector, (o) => o.metadata?.ownerReferences?.find((r) => r.controller && r.kind === ownerKind)?.name);
+  }
+
+  /** Reconcile the object of this kind, in the changed object's namespace, that `nameOf` names, if any. */
+  maps<T extends KubeObject>(reflector: Reflector<T>, nameOf: (o: T) => string | undefined): this {
+    const enqueue = (o: T): void => {
+      const name = nameOf(o);
+      if (name) this.queue.add(o.metadata?.namespace ? `${o.metadata.namespace}/${name}` : name);
     };
-    reflector.on({ added: enqueueOwner, updated: (old, o) => { enqueueOwner(old); enqueueOwner(o); }, deleted: enqueueOwner });
+    reflector.on({ added: enqueue, updated: (old, o) => { enqueue(old); enqueue(o); }, deleted: enqueue });
     return this;
   }
 

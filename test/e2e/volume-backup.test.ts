@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
-import { isReady, testbed } from '../support/cluster-testbed.js';
+import { ON_VOLUMES, isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
@@ -11,7 +11,9 @@ import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
 
 
-test('backup to a volume (a pod with the claim mounted) and a restore from it into a new 3-member cluster', async (t) => {
+// Issue 16, item 7: the backup's claim (ReadWriteOnce, node-local on the lab) can be mounted on one node only,
+// so a restore whose three founders all mounted it could never place members on three nodes.
+test('backup to a volume (a pod with the claim mounted) and a restore from it into a new 3-member cluster, one member per node', async (t) => {
   const bed = await testbed(t, 'volbackup');
   await bed.core.createNamespacedPersistentVolumeClaim({ namespace: bed.namespace, body: {
     metadata: { name: 'backups' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
@@ -40,7 +42,7 @@ test('backup to a volume (a pod with the claim mounted) and a restore from it in
 
   await bed.transport.call('POST', api(bed, 'etcdrestores'), {
     apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name: 'back' },
-    spec: { etcdCluster: { name: 'vrestored' }, backupStorageType: 'Volume', volume, clusterSpec: { size: 3 } },
+    spec: { etcdCluster: { name: 'vrestored' }, backupStorageType: 'Volume', volume, clusterSpec: { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } } },
   });
   const restored = await eventually('the restore completed', 180_000, async () => {
     const r = (await bed.transport.call('GET', `${api(bed, 'etcdrestores')}/back`)) as EtcdRestore;
@@ -50,5 +52,10 @@ test('backup to a volume (a pod with the claim mounted) and a restore from it in
   const held = await eventually('restored keys readable', 60_000, async () => etcdGetPrefix(await bed.clientEndpoint('vrestored'), 'key-'));
   assert.equal(held.size, 500);
   assert.equal(held.get('key-499'), 'value-499');
+  await eventually('3 members', 240_000, () => bed.settledMembers('vrestored', 3));
+  const nodes = new Set((await bed.pods('vrestored')).map((p) => p.spec?.nodeName));
+  assert.equal(nodes.size, 3, `one member per node (${[...nodes].join(', ')})`);
+  const after = await eventually('restored keys readable on three members', 60_000, async () => etcdGetPrefix(await bed.clientEndpoint('vrestored'), 'key-'));
+  assert.equal(after.size, 500);
   operator.succeeded();
 });

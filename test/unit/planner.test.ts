@@ -12,7 +12,7 @@ const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({
 function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
   return {
     desiredSize: names.length, paused: false, bootstrapped: true,
-    pods: names.map((n) => pod(n)), claims: [],
+    pods: names.map((n) => pod(n)), claims: [], retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
     supportsLearners: true, replaceAfterMs: 60_000, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
@@ -32,6 +32,11 @@ test('paused clusters get no action, whatever their state', () => {
 
 test('a cluster that never came up is bootstrapped with all its members at once', () => {
   assert.deepEqual(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined })), { type: 'Bootstrap', size: 3, version: '3.5.17' });
+});
+
+test('a restore from a backup\'s claim bootstraps one founder, and the others join it once it is up', () => {
+  assert.deepEqual(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, singleFounder: true })), { type: 'Bootstrap', size: 1, version: '3.5.17' });
+  assert.deepEqual(plan(healthy(['a'], { desiredSize: 3 })), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 3' });
 });
 
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
@@ -73,6 +78,20 @@ test('no member answers and the pods are gone: the recorded members restart on t
 
 test('pods of an unknown bootstrap are not touched', () => {
   assert.equal(type(plan(healthy([], { bootstrapped: false, members: undefined, pods: [pod('x')] }))), 'Wait');
+});
+
+test('claims a deleted cluster of the name left behind are adopted, never bootstrapped beside; removed members are not restarted', () => {
+  const fresh = { desiredSize: 3, bootstrapped: false, members: undefined };
+  const retained = [{ name: 'x', removed: false }, { name: 'z', removed: true }, { name: 'y', removed: false }];
+  assert.deepEqual(plan(healthy([], { ...fresh, retained })),
+    { type: 'Adopt', claims: ['x', 'y', 'z'], members: ['x', 'y'], reason: 're-forming on the claims of a deleted cluster of this name: members x, y' });
+  // Only removed members' data: nothing to re-form, and no second cluster under the name either.
+  assert.equal(type(plan(healthy([], { ...fresh, retained: [{ name: 'z', removed: true }] }))), 'Wait');
+  // A pod of its own whose bootstrap it cannot see: neither.
+  assert.equal(type(plan(healthy([], { ...fresh, retained, pods: [pod('w')] }))), 'Wait');
+  // Once adopted, status records it bootstrapped with the adopted membership: the members restart on their data.
+  const adopted = healthy([], { desiredSize: 3, members: undefined, claims: ['x', 'y', 'z'], recordedMembers: ['x', 'y'], pods: [] });
+  assert.deepEqual(plan(adopted), { type: 'CreatePod', member: 'x', version: '3.5.17', peers: ['x', 'y'], reason: 'no member answers and its pod is gone; restarting it on its data' });
 });
 
 test('scale up adds one member, as a learner where supported', () => {

@@ -8,7 +8,8 @@ import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/id
 import type { ClusterAddress } from '../../etcd/identity.js';
 import { memberPod } from '../../k8s/member-pod.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
-import { memberClaim } from '../../k8s/member-claim.js';
+import { claimRetention, memberClaim } from '../../k8s/member-claim.js';
+import { adoptClaim, markRemoved } from './claims.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
 export interface ExecutionContext {
@@ -65,6 +66,11 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       return 1000;
     case 'MarkBootstrapped':
       return 500;
+    // The claims first, then status (bootstrapped, and the membership to restart): a stop in between leaves
+    // them marked as adopted, and the next pass adopts again.
+    case 'Adopt':
+      for (const claim of action.claims) await adoptClaim(x.transport, x.address, x.cluster.metadata.uid ?? '', claimRetention(x.cluster.spec), claim);
+      return 500;
     case 'CreatePod': {
       const peers = action.peers ?? (names.includes(action.member) ? names : [...names, action.member]);
       await createMember(x, action.member, action.version, 'existing', peers, undefined, action.forceNewCluster);
@@ -85,6 +91,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'RemoveMember':
       // Its claim stays for the grace period: a removal on a wrong judgement must not also destroy the data.
       await x.etcd.memberRemove(leaderEndpoint(x, action.member), action.memberId);
+      await markRemoved(x.transport, x.address, action.member, Date.now());
       await deleteMember(x, action.member, false);
       return 1000;
     case 'DeleteClaim':
@@ -146,7 +153,7 @@ async function createMember(
   // a claim made anew would be empty: the member would rejoin having forgotten what it acknowledged.
   const started = state === 'existing' && (x.members === undefined || x.members.some((m) => memberName(m) === member && m.name !== ''));
   if (claimSpec && !started) {
-    await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec)).catch(ignoreStatus(409));
+    await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec))).catch(ignoreStatus(409));
   }
   const pod = memberPod({
     address: x.address, clusterUid: uid, spec: x.cluster.spec, member, version, state,

@@ -28,6 +28,9 @@ import { clusterStatus, misconfigured } from './status.js';
 import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
 import { tlsSecretNames } from '../../k8s/tls-secrets.js';
+import { claimRetention } from '../../k8s/member-claim.js';
+import { ensureClaimOwnership, sortClaims } from './claims.js';
+import type { SortedClaims } from './claims.js';
 
 export interface ClusterReconcilerDeps {
   transport: ApiTransport;
@@ -51,7 +54,7 @@ export interface ClusterReconcilerDeps {
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
 /** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
-const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
+const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
@@ -63,7 +66,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const cluster = d.clusters.get(namespace, name);
-    // Gone: everything it made carries its owner reference, and the garbage collector removes it.
+    // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
+    // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
       silence.forget(key);
       unclaimed.forget(key);
@@ -92,9 +96,11 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       await d.events.record(involved, 'Warning', err.reason, err.message);
       return { requeueAfterMs: 30_000 };
     }
-    const cached = await observe(d.pods.ownedBy(uid), d.claims.ownedBy(uid), etcd, address, false);
+    const claims = sortClaims(d.claims.withLabels(clusterLabels(name), namespace), uid, cluster.status?.bootstrapped ?? false, restore === undefined);
+    await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
+    const cached = await observe(d.pods.ownedBy(uid), claims, etcd, address, false);
     const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
-    const state = clusterState(cluster, cached.observed, d.settings, timings, tls, latestBackup(d, cluster, Date.now()));
+    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore });
     const action = plan(state);
     if (IRREVERSIBLE.includes(action.type)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
@@ -135,11 +141,14 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const { namespace, name, uid = '' } = cluster.metadata;
     const selector = encodeURIComponent(labelSelector(clusterLabels(name)));
     const list = async <T extends V1Pod | V1PersistentVolumeClaim>(resource: string): Promise<T[]> =>
-      ((await d.transport.call('GET', `/api/v1/namespaces/${namespace}/${resource}?labelSelector=${selector}`)) as { items: T[] }).items
-        .filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid));
+      ((await d.transport.call('GET', `/api/v1/namespaces/${namespace}/${resource}?labelSelector=${selector}`)) as { items: T[] }).items;
     const fresh = (await d.transport.call('GET', clusterPath(namespace, name))) as EtcdCluster;
-    const { observed } = await observe(await list<V1Pod>('pods'), await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), etcd, address, linearizable);
-    return plan(clusterState(fresh, observed, d.settings, timings, tls, latestBackup(d, fresh, Date.now())));
+    const pods = (await list<V1Pod>('pods')).filter((o) => o.metadata?.ownerReferences?.some((r) => r.uid === uid));
+    const bootstrapped = fresh.status?.bootstrapped ?? false;
+    const restore = bootstrapped ? undefined : restoreSource(d, fresh);
+    const claims = sortClaims(await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), uid, bootstrapped, restore === undefined);
+    const { observed } = await observe(pods, claims, etcd, address, linearizable);
+    return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore }));
   }
 
   /**
@@ -163,11 +172,10 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 const clusterPath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
 
 /** What the planner is given: the cluster's pods and claims, and etcd's view through them. */
-async function observe(pods: V1Pod[], claims: V1PersistentVolumeClaim[], etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
-  // A claim being deleted holds no data to come back to.
-  const liveClaims = claims.filter((c) => !c.metadata?.deletionTimestamp);
+async function observe(pods: V1Pod[], claims: SortedClaims, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
+  const liveClaims = claims.own;
   const etcdView = await observeEtcd(etcd, address, pods, linearizable);
-  const observed: Observed = { pods, claims: liveClaims.map((c) => c.metadata?.name ?? ''), ...etcdView };
+  const observed: Observed = { pods, claims: liveClaims.map((c) => c.metadata?.name ?? ''), retained: claims.retained, ...etcdView };
   return { observed, liveClaims, etcdView };
 }
 

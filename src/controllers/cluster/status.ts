@@ -13,7 +13,7 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
 }
 
 const BUSY: Action['type'][] = [
-  'Bootstrap', 'ResumeBootstrap', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'Wait',
+  'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'Wait',
   'Compact', 'Defragment', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
 ];
 
@@ -96,7 +96,8 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const versions = [...statuses.values()].map((x) => x.version).filter((v) => v !== '');
   // Only the two actions that decide it change it; otherwise the stored value stands, so that a plan made on a
   // lagging cache and written after a conflict can neither take it back nor bring it back.
-  const bootstrapped = action.type === 'StartRebuild' ? false : action.type === 'MarkBootstrapped' || (prev?.bootstrapped ?? false);
+  // An adoption re-forms a cluster that came up before: its members are restarted on their data, never anew.
+  const bootstrapped = action.type === 'StartRebuild' ? false : action.type === 'MarkBootstrapped' || action.type === 'Adopt' || (prev?.bootstrapped ?? false);
   const rebuild = rebuildRecord(prev, action, now);
   const survivor = survivorRecord(prev, action, now);
   const rebuilding = (rebuild !== undefined && !rebuild.completedAt) || (survivor !== undefined && !survivor.completedAt);
@@ -135,7 +136,8 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     readyMembers: ready.length,
     selector: labelSelector(clusterLabels(cluster.metadata.name)),
     members: { ready, unready },
-    ...(s.members ? { membership: s.members.map((m) => m.name).sort() } : prev?.membership ? { membership: prev.membership } : {}),
+    ...(action.type === 'Adopt' ? { membership: action.members }
+      : s.members ? { membership: s.members.map((m) => m.name).sort() } : prev?.membership ? { membership: prev.membership } : {}),
     ...(leader ? { leader } : {}),
     ...(current ? { currentVersion: current } : {}),
     targetVersion: s.targetVersion,

@@ -1,11 +1,11 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { BackupView, ClusterState, MemberHealth, MemberView, PodView } from '../../etcd/planner.js';
+import type { BackupView, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../etcd/planner.js';
 import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
 import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
-import type { MemberTls } from '../../k8s/member-pod.js';
+import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -52,6 +52,7 @@ export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({
 export interface Observed extends EtcdView {
   pods: V1Pod[];
   claims: string[];
+  retained: RetainedClaim[];
 }
 
 /** etcd's own quota when --quota-backend-bytes is not set. */
@@ -72,7 +73,16 @@ export interface Timings {
 /** The backup a lost majority would be rebuilt from, or why the newest one is refused. */
 export type RebuildSource = { from: BackupView } | { refused: string };
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, tls?: MemberTls, backup?: RebuildSource): ClusterState {
+/** What the spec and the operator's other kinds add to a pass's observation. */
+export interface Context {
+  tls?: MemberTls | undefined;
+  /** The restore policy's backup, for a lost majority. */
+  backup?: RebuildSource | undefined;
+  /** The snapshot a restore or rebuild starts from, while the cluster is not bootstrapped. */
+  restore?: RestoreSource | undefined;
+}
+
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore }: Context = {}): ClusterState {
   const rebuild = cluster.status?.rebuild;
   const recovery = cluster.status?.survivorRecovery;
   return {
@@ -81,6 +91,9 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     bootstrapped: cluster.status?.bootstrapped ?? false,
     pods: o.pods.map(podView),
     claims: o.claims,
+    // The backup's claim may attach to one node only (ReadWriteOnce): one founder restores from it.
+    ...(restore?.volume ? { singleFounder: true } : {}),
+    retained: o.retained,
     members: o.members?.map(memberView),
     recordedMembers: cluster.status?.membership ?? [],
     health: [...o.statuses].map(([name, s]) => memberHealth(name, s)),

@@ -1,0 +1,59 @@
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { ignoreStatus } from '../../runtime/transport.js';
+import type { ApiTransport } from '../../runtime/transport.js';
+import { rfc3339 } from '../../runtime/time.js';
+import type { ClusterAddress } from '../../etcd/identity.js';
+import type { RetainedClaim } from '../../etcd/planner.js';
+import { ANNOTATION_MEMBER_REMOVED } from '../../k8s/labels.js';
+import { adoptedFrom, claimCluster, claimOwnership, ownedAsPolicySays, removedMember } from '../../k8s/member-claim.js';
+import type { ClaimRetention } from '../../k8s/member-claim.js';
+
+const MERGE = 'application/merge-patch+json';
+const claimPath = (a: ClusterAddress, member: string): string => `/api/v1/namespaces/${a.namespace}/persistentvolumeclaims/${member}`;
+
+/** The claims carrying a cluster's labels, sorted: its own, and those a deleted EtcdCluster of its name left behind. */
+export interface SortedClaims {
+  own: V1PersistentVolumeClaim[];
+  retained: RetainedClaim[];
+}
+
+/**
+ * Sorts the labelled claims of a cluster. A claim being deleted holds no data to come back to. An adopted
+ * claim whose adoption status does not record yet (the operator stopped in between) is still retained, so
+ * that the adoption is finished rather than taken for a bootstrap of unknown plan. `offerRetained` is false
+ * for a restore or a rebuild, which starts from a snapshot and leaves the claims of others alone.
+ */
+export function sortClaims(labelled: V1PersistentVolumeClaim[], uid: string, bootstrapped: boolean, offerRetained: boolean): SortedClaims {
+  const live = labelled.filter((c) => !c.metadata?.deletionTimestamp);
+  const adopting = (c: V1PersistentVolumeClaim): boolean => !bootstrapped && adoptedFrom(c) !== undefined;
+  const own = live.filter((c) => claimCluster(c) === uid && !adopting(c));
+  const retained = offerRetained ? live.filter((c) => !own.includes(c)).map((c) => ({ name: c.metadata?.name ?? '', removed: removedMember(c) })) : [];
+  return { own, retained };
+}
+
+/**
+ * Brings the cluster's own claims to its retention policy: an owner reference under Delete, none under Retain
+ * (claims made before the policy existed carry one), and forgets an adoption once status records it.
+ */
+export async function ensureClaimOwnership(transport: ApiTransport, a: ClusterAddress, uid: string, retention: ClaimRetention, own: V1PersistentVolumeClaim[], bootstrapped: boolean): Promise<void> {
+  for (const c of own) {
+    if (ownedAsPolicySays(c, uid, retention) && !(bootstrapped && adoptedFrom(c) !== undefined)) continue;
+    await transport.call('PATCH', claimPath(a, c.metadata?.name ?? ''), claimOwnership(a, uid, retention, null), MERGE).catch(ignoreStatus(404));
+  }
+}
+
+/**
+ * Makes a retained claim the cluster's, recording whose it was. The claim's resourceVersion rides along, so a
+ * claim changed since it was read (deleted and made again, say) is not adopted on a stale reading.
+ */
+export async function adoptClaim(transport: ApiTransport, a: ClusterAddress, uid: string, retention: ClaimRetention, member: string): Promise<void> {
+  const claim = (await transport.call('GET', claimPath(a, member))) as V1PersistentVolumeClaim;
+  const previous = claimCluster(claim) === uid ? adoptedFrom(claim) : claimCluster(claim);
+  const { metadata } = claimOwnership(a, uid, retention, previous ?? 'unknown');
+  await transport.call('PATCH', claimPath(a, member), { metadata: { ...metadata, resourceVersion: claim.metadata?.resourceVersion } }, MERGE);
+}
+
+/** Marks the claim of a member just removed from etcd's member list: an adoption must not restart its data. */
+export async function markRemoved(transport: ApiTransport, a: ClusterAddress, member: string, nowMs: number): Promise<void> {
+  await transport.call('PATCH', claimPath(a, member), { metadata: { annotations: { [ANNOTATION_MEMBER_REMOVED]: rfc3339(nowMs) } } }, MERGE).catch(ignoreStatus(404));
+}
