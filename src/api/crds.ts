@@ -1,11 +1,12 @@
-import { GROUP, VERSION, clusterSpec, clusterStatus } from './etcd-cluster.js';
+import { CLUSTER_NAME, GROUP, VERSION, clusterSpec, clusterStatus } from './etcd-cluster.js';
 import { backupSpec, backupStatus, restoreSpec, restoreStatus } from './etcd-backup.js';
 import type { OpenApiSchema } from './schema.js';
 
-const topLevel = (spec: OpenApiSchema, status: OpenApiSchema): OpenApiSchema => ({
+const topLevel = (spec: OpenApiSchema, status: OpenApiSchema, validations: OpenApiSchema['x-kubernetes-validations']): OpenApiSchema => ({
   type: 'object',
   required: ['spec'],
   properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec, status },
+  ...(validations ? { 'x-kubernetes-validations': validations } : {}),
 });
 
 /**
@@ -27,6 +28,8 @@ interface CrdShape {
   status: OpenApiSchema;
   subresources: Record<string, unknown>;
   columns: { name: string; type: 'integer' | 'string' | 'boolean' | 'date'; jsonPath: string }[];
+  /** Rules on the whole object: the only place CEL can read metadata.name. */
+  validations?: OpenApiSchema['x-kubernetes-validations'];
 }
 
 function crd(s: CrdShape): CrdManifest {
@@ -40,7 +43,7 @@ function crd(s: CrdShape): CrdManifest {
       names: { plural: s.plural, singular: s.kind.toLowerCase(), kind: s.kind, listKind: `${s.kind}List`, shortNames: s.shortNames, categories: ['etcd-operator'] },
       versions: [{
         name: VERSION, served: true, storage: true,
-        schema: { openAPIV3Schema: topLevel(s.spec, s.status) },
+        schema: { openAPIV3Schema: topLevel(s.spec, s.status, s.validations) },
         subresources: s.subresources,
         additionalPrinterColumns: [...s.columns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
       }],
@@ -50,6 +53,10 @@ function crd(s: CrdShape): CrdManifest {
 
 export const etcdClusterCrd = (): CrdManifest => crd({
   kind: 'EtcdCluster', plural: 'etcdclusters', shortNames: ['etcd'], spec: clusterSpec.openapi, status: clusterStatus.openapi,
+  validations: [{
+    rule: `size(self.metadata.name) <= ${CLUSTER_NAME.maxLength} && self.metadata.name.matches('${CLUSTER_NAME.pattern}')`,
+    message: CLUSTER_NAME.message,
+  }],
   subresources: { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.size', labelSelectorPath: '.status.selector' } },
   columns: [
     { name: 'Size', type: 'integer', jsonPath: '.spec.size' },

@@ -1,6 +1,6 @@
 import { array, boolean, integer, object, oneOf, string } from './schema.js';
 import type { Infer } from './schema.js';
-import { GROUP, VERSION, clusterSpec, condition } from './etcd-cluster.js';
+import { CLUSTER_NAME, GROUP, VERSION, clusterSpec, condition } from './etcd-cluster.js';
 
 const dnsName = (description: string) => string({ description, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' });
 
@@ -60,7 +60,11 @@ export const backupStatus = object({
 });
 
 export const restoreSpec = object({
-  etcdCluster: object({ name: dnsName('The EtcdCluster to create from the snapshot; it must not exist yet.') }, { required: ['name'] }),
+  etcdCluster: object({
+    name: string({
+      description: 'The EtcdCluster to create from the snapshot; it must not exist yet.', maxLength: CLUSTER_NAME.maxLength, pattern: CLUSTER_NAME.pattern,
+    }),
+  }, { required: ['name'] }),
   backupStorageType: oneOf(['S3', 'Volume']),
   s3: s3Location,
   volume: volumeLocation,

@@ -1,7 +1,7 @@
 import type {
-  V1Affinity, V1EnvVarSource, V1PersistentVolumeClaimSpec, V1PodSecurityContext, V1ResourceRequirements, V1Toleration,
+  V1Affinity, V1EnvVarSource, V1PersistentVolumeClaimSpec, V1PodSecurityContext, V1Toleration,
 } from '@kubernetes/client-node';
-import { array, boolean, embedded, integer, object, oneOf, string, stringMap } from './schema.js';
+import { array, boolean, embedded, integer, mapOf, object, oneOf, quantity, string, stringMap } from './schema.js';
 import type { Infer } from './schema.js';
 
 export const GROUP = 'etcd.database.coreos.com';
@@ -64,6 +64,19 @@ const LABEL_KEYS = {
   message: 'a label key is an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" or ".", starting and ending alphanumeric',
 };
 
+/**
+ * The names the operator derives from a cluster's: member pods NAME-xxxxxxxx, whose names are their hostnames
+ * (DNS labels, at most 63), and the Services NAME and NAME-client (DNS-1035 labels: a letter first, no ".").
+ */
+export const CLUSTER_NAME = {
+  maxLength: 54,
+  pattern: '^[a-z]([-a-z0-9]*[a-z0-9])?$',
+  message: 'an EtcdCluster name is at most 54 characters: a lowercase letter, then letters, digits or "-", no "."; its member pods are named NAME-xxxxxxxx (hostnames, at most 63) and its Services NAME and NAME-client',
+};
+
+/** Kubernetes refuses an object whose annotations pass 256 KiB in all; member pods carry some of the operator's too. */
+const ANNOTATION_BYTES = 256 * 1024 - 4096;
+
 export const podPolicy = object({
   labels: stringMap({
     description: 'Labels for the member pods. "app" and "etcd_*" are reserved for the operator.',
@@ -74,11 +87,29 @@ export const podPolicy = object({
       message: 'labels "app" and "etcd_*" are reserved for the operator',
     }, LABEL_KEYS],
   }),
-  annotations: stringMap({ description: 'Annotations for the member pods.', maxProperties: 64, values: { maxLength: 65536 } }),
+  annotations: stringMap({
+    description: 'Annotations for the member pods.', maxProperties: 64, values: { maxLength: 65536 },
+    'x-kubernetes-validations': [LABEL_KEYS, {
+      rule: `self.map(k, size(k) + size(self[k])).sum() <= ${ANNOTATION_BYTES}`,
+      message: `annotations may hold at most ${ANNOTATION_BYTES} bytes in all (keys and values): Kubernetes refuses a pod with more than 256 KiB, and the operator adds its own`,
+    }],
+  }),
   nodeSelector: stringMap({ description: 'Node labels a member pod requires.', maxProperties: 64, values: LABEL_VALUE, 'x-kubernetes-validations': [LABEL_KEYS] }),
   affinity: embedded<V1Affinity>('Scheduling constraints of the member pods (core/v1 Affinity).'),
   antiAffinity: boolean({ description: 'Deprecated (CoreOS): keep members on different nodes; use affinity instead.' }),
-  resources: embedded<V1ResourceRequirements>('Resources of the etcd container (core/v1 ResourceRequirements).'),
+  resources: object({
+    limits: mapOf(quantity(), { maxProperties: 16, description: 'Most of each resource the container may use.' }),
+    requests: mapOf(quantity(), { maxProperties: 16, description: 'What the scheduler reserves for the container.' }),
+  }, {
+    description: 'Resources of the etcd container (limits and requests of core/v1 ResourceRequirements).',
+    'x-kubernetes-validations': [{
+      // Quantities that do not parse are refused by their own rule; this one only compares ones that do.
+      rule: '!has(self.limits) || !has(self.requests) || self.requests.all(k, !(k in self.limits)'
+        + ' || !isQuantity(string(self.requests[k])) || !isQuantity(string(self.limits[k]))'
+        + ' || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)',
+      message: 'a request may not exceed its limit (requests.cpu at most limits.cpu, requests.memory at most limits.memory)',
+    }],
+  }),
   tolerations: array(embedded<V1Toleration>('A core/v1 Toleration.'), { maxItems: 64 }),
   etcdEnv: array(object({
     name: string({ maxLength: 253 }),
@@ -121,7 +152,14 @@ export const defragmentation = object({
 export const clusterSpec = object({
   size: integer({ description: 'Number of members, one to nine.', minimum: 1, maximum: 9 }),
   repository: string({ description: 'Image repository with etcd release tags.', default: DEFAULT_REPOSITORY, maxLength: 512 }),
-  version: string({ description: 'etcd version (semver, a leading "v" tolerated).', default: DEFAULT_ETCD_VERSION, pattern: SEMVER_PATTERN, maxLength: 64 }),
+  version: string({
+    description: 'etcd version (semver, a leading "v" tolerated), 3.5.0 or later.', default: DEFAULT_ETCD_VERSION, pattern: SEMVER_PATTERN, maxLength: 64,
+    'x-kubernetes-validations': [{
+      rule: "!self.matches('^v?[0-2][.]') && !self.matches('^v?3[.][0-4][.]')",
+      message: 'etcd before 3.5.0 is not supported',
+      messageExpression: `'etcd ' + self + ' is not supported: the oldest version the operator runs is 3.5.0 (it relies on learners, etcdutl and the corruption checks of 3.5); use ${DEFAULT_ETCD_VERSION}, and see the README on moving a CoreOS cluster of an older version'`,
+    }],
+  }),
   paused: boolean({ description: 'Stop every action on this cluster until unset.' }),
   pod: podPolicy,
   TLS: tlsPolicy,

@@ -21,6 +21,7 @@ export interface OpenApiSchema {
   maxItems?: number;
   maxProperties?: number;
   'x-kubernetes-preserve-unknown-fields'?: true;
+  'x-kubernetes-int-or-string'?: true;
   'x-kubernetes-validations'?: { rule: string; message: string; messageExpression?: string; fieldPath?: string }[];
 }
 
@@ -58,6 +59,19 @@ export const stringMap = (
   const { values, ...rest } = o;
   return make({ type: 'object', additionalProperties: { type: 'string', ...values }, ...rest });
 };
+
+/** A map from string keys to values of one schema. */
+export const mapOf = <T>(values: Schema<T>, o: Common & Pick<OpenApiSchema, 'maxProperties'> = {}): Schema<Record<string, T>> =>
+  make({ type: 'object', additionalProperties: values.openapi, ...o });
+
+/**
+ * A Kubernetes resource quantity ("500m", "1Gi", 2): an integer or a string that CEL's quantity library
+ * parses, so that a bad one is refused at admission instead of by the pod it would go into.
+ */
+export const quantity = (o: Common = {}): Schema<string | number> => make({
+  'x-kubernetes-int-or-string': true, ...o,
+  'x-kubernetes-validations': [{ rule: 'isQuantity(string(self))', message: 'not a quantity: write it as Kubernetes does, such as 500m, 2, 1Gi or 512Mi' }],
+});
 
 /**
  * An embedded Kubernetes type (affinity, resources, a PVC spec…) that the API server already validates where

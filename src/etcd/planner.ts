@@ -62,6 +62,12 @@ export interface PodView {
   forced: boolean;
   /** Its data guard found the volume empty although the member had started on it: its data is gone. */
   dataLost: boolean;
+  /** Its etcd container has never run (an image not pulled, an unschedulable pod): it has acknowledged nothing. */
+  neverRan?: true;
+  /** The cluster's generation it was made from (0 when unknown). */
+  specGeneration?: number;
+  /** What keeps it from running etcd (for status; the planner acts on facts, not on these reasons). */
+  trouble?: { reason: string; message: string };
 }
 
 export interface MemberHealth {
@@ -92,6 +98,8 @@ export interface RetainedClaim {
 
 export interface ClusterState {
   desiredSize: number;
+  /** The EtcdCluster's generation: a newer one than a pod's is a changed spec. */
+  generation?: number;
   paused: boolean;
   /** Status records that the cluster came up once; never bootstrap such a cluster again. */
   bootstrapped: boolean;
@@ -205,7 +213,8 @@ export interface Rollout {
 
 export function rollout(s: ClusterState): Rollout {
   const pods = s.pods.filter((p) => !p.terminating && (!s.members || s.members.some((m) => m.name === p.name)));
-  const running = [...new Set(pods.map((p) => p.version).filter((v) => v !== ''))];
+  // The version rules judge what ran: a pod whose etcd never started (its image does not exist, say) has no data of its version.
+  const running = [...new Set(pods.filter((p) => !p.neverRan).map((p) => p.version).filter((v) => v !== ''))];
   const verdict = upgradeVerdict(running, s.targetVersion);
   return {
     verdict,
@@ -239,6 +248,12 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
   const started = initial.filter((m) => s.members?.some((v) => v.name === m && v.started));
   if (started.length === initial.length) return { type: 'MarkBootstrapped' };
+  // Before any member started nothing was acknowledged, and a pod whose etcd never ran holds nothing: one made
+  // from an older spec (a version with no image, a node selector no node has) is made again from this one.
+  const anyStarted = s.members?.some((m) => m.started) ?? false;
+  const outdated = anyStarted ? undefined
+    : pods.find((p) => initial.includes(p.name) && p.neverRan && !p.dataLost && (p.specGeneration ?? 0) < (s.generation ?? 0));
+  if (outdated) return { type: 'DeletePod', member: outdated.name, deleteClaim: false, reason: `its etcd never ran; making it again from generation ${s.generation ?? 0} of the spec` };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
   return { type: 'Wait', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
@@ -543,6 +558,9 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
+  'during a bootstrap, delete only a pod whose etcd never ran, before any member started': (s, a) =>
+    a.type !== 'DeletePod' || s.bootstrapped || s.pods.every((p) => !p.bootstrapMembers)
+      || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started)),
   'never restart a member on a volume that came back empty': (s, a) =>
     !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
 };

@@ -16,6 +16,9 @@ export const ANNOTATION_RESTORED_BY = 'etcd.database.coreos.com/restored-by';
 /** The digest of the settings a member pod was made with: a change rolls the members. */
 export const ANNOTATION_CONFIG = 'etcd.database.coreos.com/config';
 
+/** The EtcdCluster generation a member pod was made from: one that never ran is made again from a newer spec. */
+export const ANNOTATION_SPEC_GENERATION = 'etcd.database.coreos.com/spec-generation';
+
 /** On a member pod started with --force-new-cluster, which must be restarted without it. */
 export const ANNOTATION_FORCED = 'etcd.database.coreos.com/force-new-cluster';
 

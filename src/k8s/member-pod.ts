@@ -5,7 +5,7 @@ import type { ClusterAddress } from '../etcd/identity.js';
 import { imageOf } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { parseVersion } from '../etcd/versions.js';
-import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION, clusterLabels } from './labels.js';
+import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION, clusterLabels } from './labels.js';
 import { MEMBER_TLS_DIR, SECRET_KEYS } from './tls-secrets.js';
 import type { TlsSecretNames } from './tls-secrets.js';
 import { ownedByCluster } from './owner.js';
@@ -61,6 +61,8 @@ export interface MemberPodInput {
   address: ClusterAddress;
   clusterUid: string;
   spec: ClusterSpec;
+  /** The EtcdCluster's generation the spec is of. */
+  specGeneration: number;
   member: string;
   /** The etcd version it runs (without a leading "v"). */
   version: string;
@@ -92,6 +94,7 @@ export interface OperatorPodSettings {
 }
 
 export const DATA_GUARD = 'data-guard';
+export const ETCD_CONTAINER = 'etcd';
 /** The data guard's exit code that tells the operator the member's data is gone (not a crash of the guard). */
 export const DATA_LOST_EXIT = 3;
 const GUARD_DIR = '/var/run/etcd-guard';
@@ -165,6 +168,10 @@ function affinityOf(spec: ClusterSpec, cluster: string): V1Affinity | undefined 
   };
 }
 
+/** Quantities as the API's types name them: an integer quantity reads the same as a string. */
+const asStrings = (m: Record<string, string | number> | undefined): Record<string, string> | undefined =>
+  m && Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]));
+
 export function memberPod(i: MemberPodInput): V1Pod {
   const { address, spec, member } = i;
   const policy = spec.pod ?? {};
@@ -182,6 +189,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
         ...policy.annotations,
         [ANNOTATION_VERSION]: i.version,
         [ANNOTATION_CONFIG]: configDigest(spec, i.tls),
+        [ANNOTATION_SPEC_GENERATION]: String(i.specGeneration),
         ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
         ...(i.forceNewCluster ? { [ANNOTATION_FORCED]: 'true' } : {}),
       },
@@ -196,7 +204,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       restartPolicy: 'Always',
       ...(initContainers.length > 0 ? { initContainers } : {}),
       containers: [{
-        name: 'etcd',
+        name: ETCD_CONTAINER,
         image: imageOf(spec, i.version),
         command: [
           '/usr/local/bin/etcd',
@@ -225,7 +233,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
         readinessProbe: { httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT }, periodSeconds: 2, failureThreshold: 3 },
         // Alive: the peer port accepts connections. Not /health, or losing quorum would restart every member.
         livenessProbe: { tcpSocket: { port: PEER_PORT }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
-        resources: policy.resources,
+        ...(policy.resources ? { resources: { limits: asStrings(policy.resources.limits), requests: asStrings(policy.resources.requests) } } : {}),
         volumeMounts: [
           { name: 'data', mountPath: '/var/etcd' },
           ...(i.tls ? [{ name: 'peer-tls', mountPath: MEMBER_TLS_DIR.peer, readOnly: true }, { name: 'server-tls', mountPath: MEMBER_TLS_DIR.server, readOnly: true }] : []),

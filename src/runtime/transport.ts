@@ -12,6 +12,12 @@ export class ApiError extends Error {
 }
 
 /**
+ * An answer that refuses a request as made (bad, forbidden, invalid), rather than failing to serve it: asking
+ * again the same way gets the same answer. (A 409 to a create means the object exists, and is not one.)
+ */
+export const refusedAsMade = (err: unknown): err is ApiError => err instanceof ApiError && [400, 403, 422].includes(err.status);
+
+/**
  * A `.catch()` handler for idempotent calls: an answer with this status (409 for a create, 404 for a
  * delete) means the work is already done; anything else is rethrown.
  */

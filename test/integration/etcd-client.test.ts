@@ -30,7 +30,7 @@ test('the etcd client drives real members: list, learner add, promote, leadershi
   const uid = owner.metadata.uid ?? '';
   await core.createNamespacedService({ namespace, body: peerService(address, uid) });
   const createMember = async (member: string, state: 'new' | 'existing', members: string[]): Promise<void> => {
-    const body = memberPod({ address, clusterUid: uid, spec, member, version, state, initialCluster: initialCluster(address, members), token: uid, withClaim: false, operator: { image: 'etcd-operator:dev', corruptCheckSeconds: 600 }, expectData: false });
+    const body = memberPod({ address, clusterUid: uid, spec, specGeneration: 1, member, version, state, initialCluster: initialCluster(address, members), token: uid, withClaim: false, operator: { image: 'etcd-operator:dev', corruptCheckSeconds: 600 }, expectData: false });
     await core.createNamespacedPod({ namespace, body });
   };
   const ready = (name: string) => async (): Promise<true | undefined> => {

@@ -55,6 +55,17 @@ const rejected: [string, unknown, RegExp][] = [
   ['compaction-mode', { size: 3, autoCompaction: { mode: 'sometimes', retention: '1h' } }, /spec\.autoCompaction\.mode.*supported values/],
   ['compaction-revision-unit', { size: 3, autoCompaction: { mode: 'revision', retention: '10h' } }, /spec\.autoCompaction.*revision retention is a number/],
   ['defrag-percent', { size: 3, defragmentation: { unusedPercent: 100 } }, /spec\.defragmentation\.unusedPercent.*less than or equal to 99/],
+  // Issue 17: the manifest of the Operator articles, verbatim; etcd before 3.5 is refused, naming what to use.
+  ['example-etcd-cluster', { size: 3, version: '3.2.13' }, /spec\.version.*etcd 3\.2\.13 is not supported: the oldest version the operator runs is 3\.5\.0.*use 3\.5\.17/],
+  ['version-3-4', { size: 3, version: 'v3.4.27' }, /spec\.version.*etcd v3\.4\.27 is not supported/],
+  ['quantity-bad', { size: 3, pod: { resources: { requests: { cpu: 'lots' } } } }, /spec\.pod\.resources\.requests.*not a quantity/],
+  ['requests-over-limits', { size: 3, pod: { resources: { requests: { memory: '1Gi', cpu: 1 }, limits: { memory: '512Mi', cpu: '2' } } } },
+    /spec\.pod\.resources.*a request may not exceed its limit/],
+  ['annotations-huge', { size: 3, pod: { annotations: Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((k) => [k, 'x'.repeat(60_000)])) } },
+    /spec\.pod\.annotations.*at most 258048 bytes in all/],
+  ['annotation-key', { size: 3, pod: { annotations: { 'not a key': 'x' } } }, /spec\.pod\.annotations.*key/],
+  [`long-${'x'.repeat(49)}`, { size: 3 }, /at most 54 characters/],
+  ['dotted.name', { size: 3 }, /at most 54 characters: a lowercase letter/],
 ];
 
 test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad specs are refused naming the field', async (t) => {
@@ -72,12 +83,17 @@ test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad
   const defaulted = (await transport.call('POST', collection(namespace), manifest('defaulted', { size: 1 }))) as EtcdCluster;
   assert.equal(defaulted.spec.version, DEFAULT_ETCD_VERSION, 'version defaulted');
 
+  // As kubectl sends them: strict field validation, so that an unknown field is refused rather than dropped.
+  const strict = `${collection(namespace)}?fieldValidation=Strict`;
   for (const [name, spec, why] of rejected) {
-    const refusal = await transport.call('POST', collection(namespace), manifest(name, spec)).then(() => undefined, (e: unknown) => e);
+    const refusal = await transport.call('POST', strict, manifest(name, spec)).then(() => undefined, (e: unknown) => e);
     assert.ok(refusal instanceof ApiError, `${name} was accepted`);
     assert.equal(refusal.status, 422, name);
     assert.match(refusal.message, why, name);
   }
+  const typo = await transport.call('POST', strict, manifest('typo', { size: 3, pod: { resources: { request: { cpu: '1' } } } })).then(() => undefined, (e: unknown) => e);
+  assert.ok(typo instanceof ApiError && typo.status === 400, 'an unknown field inside pod.resources is refused');
+  assert.match(typo.message, /unknown field "spec\.pod\.resources\.request"/);
 });
 
 test('TLS cannot be switched on, off or between static and auto on an existing EtcdCluster', async (t) => {

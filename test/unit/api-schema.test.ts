@@ -12,7 +12,7 @@ function structuralProblems(schema: OpenApiSchema, path: string): string[] {
   for (const banned of ['$ref', 'patternProperties', 'uniqueItems', 'allOf', 'anyOf', 'oneOf', 'not']) {
     if (banned in raw) problems.push(`${path}: ${banned}`);
   }
-  if (!schema.type && !schema['x-kubernetes-preserve-unknown-fields']) problems.push(`${path}: no type`);
+  if (!schema.type && !schema['x-kubernetes-preserve-unknown-fields'] && !schema['x-kubernetes-int-or-string']) problems.push(`${path}: no type`);
   if (schema.properties && schema.additionalProperties) problems.push(`${path}: additionalProperties beside properties`);
   for (const [k, v] of Object.entries(schema.properties ?? {})) problems.push(...structuralProblems(v, `${path}.${k}`));
   if (schema.items) problems.push(...structuralProblems(schema.items, `${path}[]`));

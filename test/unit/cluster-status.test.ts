@@ -70,11 +70,40 @@ test('a condition keeps its transition time while its status holds', () => {
 
 test('pod views: readiness, terminating, the bootstrap a pod came from and its version', () => {
   const view = podView({
-    metadata: { name: 'p', creationTimestamp: new Date(0), annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q', 'etcd.version': '3.6.5', 'etcd.database.coreos.com/config': 'abc' }, deletionTimestamp: new Date(5) },
-    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(1000) }] },
+    metadata: {
+      name: 'p', creationTimestamp: new Date(0), deletionTimestamp: new Date(5),
+      annotations: { 'etcd.database.coreos.com/initial-cluster': 'p,q', 'etcd.version': '3.6.5', 'etcd.database.coreos.com/config': 'abc', 'etcd.database.coreos.com/spec-generation': '2' },
+    },
+    status: {
+      phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(1000) }],
+      containerStatuses: [{ name: 'etcd', image: 'etcd', imageID: '', ready: false, restartCount: 0, state: { running: {} } }],
+    },
   });
-  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false, dataLost: false });
+  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false, dataLost: false, specGeneration: 2 });
+  assert.equal(podView({ metadata: { name: 'p' }, status: { phase: 'Pending' } }).neverRan, true, 'a pod whose etcd has no status yet never ran');
 });
+
+test('status tells what is observed: members that do not answer are not "all ready"; a pod that cannot run is named with its cause', () => {
+  // Every pod of a bootstrap pending, no member answering: the old status said "all members ready".
+  const pending = state({ bootstrapped: false, members: undefined, health: [], pods: state().pods.map((p) => ({ ...p, phase: 'Pending', ready: false })) });
+  const creating = clusterStatus(cluster({ status: {} }), pending, { type: 'Wait', reason: 'bootstrapping: 0 of 3 members started' }, new Map(), NOW);
+  assert.equal(cond(creating, 'Degraded'), 'True');
+  assert.equal(creating.readyMembers, 0);
+  assert.deepEqual(creating.members?.unready, ['a', 'b', 'c']);
+  const none = clusterStatus(cluster({ status: {} }), state({ bootstrapped: false, members: undefined, health: [], pods: [] }), { type: 'Bootstrap', size: 3, version: '3.5.17' }, new Map(), NOW);
+  assert.equal(none.conditions?.find((c) => c.type === 'Degraded')?.reason, 'NoMembers');
+  const trouble = { reason: 'ImagePullFailed', message: 'member pod a cannot pull image quay.io/coreos/etcd:v3.9.9' };
+  const pulling = clusterStatus(cluster(), state({ pods: pending.pods.map((p) => (p.name === 'a' ? { ...p, trouble } : p)) }), { type: 'Wait', reason: 'x' }, new Map(), NOW);
+  assert.deepEqual(pick(pulling.conditions?.find((c) => c.type === 'Degraded')), { status: 'True', ...trouble });
+  const refused = clusterStatus(cluster(), state(), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 4' }, new Map(), NOW,
+    { reason: 'Refused', message: 'creating pod x: 403 Forbidden' });
+  assert.deepEqual(pick(refused.conditions?.find((c) => c.type === 'Degraded')), { status: 'True', reason: 'Refused', message: 'creating pod x: 403 Forbidden' });
+  const ready = clusterStatus(cluster(), state(), { type: 'Steady' }, new Map(), NOW);
+  assert.deepEqual(pick(ready.conditions?.find((c) => c.type === 'Degraded')), { status: 'False', reason: 'AllMembersReady', message: 'all 3 members ready' });
+});
+
+const pick = (c: { status: string; reason?: string; message?: string } | undefined): { status?: string; reason?: string; message?: string } =>
+  ({ status: c?.status, reason: c?.reason, message: c?.message });
 
 test('pod views: a data guard that refused (exit 3), now or last time, says the data is lost; a guard that crashed otherwise does not', () => {
   const guarded = (terminated: { exitCode: number }, last: boolean): boolean => podView({

@@ -12,7 +12,7 @@ import type { ClusterAddress } from '../../src/etcd/identity.js';
 
 const address: ClusterAddress = { cluster: 'example', namespace: 'prod', domain: 'cluster.local', tls: false };
 const input = (o: Partial<MemberPodInput> = {}): MemberPodInput => ({
-  address, clusterUid: 'uid-1', spec: { size: 3, version: '3.5.17', repository: 'quay.io/coreos/etcd' },
+  address, clusterUid: 'uid-1', spec: { size: 3, version: '3.5.17', repository: 'quay.io/coreos/etcd' }, specGeneration: 1,
   member: 'example-0a1b2c3d', version: '3.5.17', state: 'existing', initialCluster: 'x', token: 'uid-1', withClaim: false, operator: { image: 'etcd-operator:dev', corruptCheckSeconds: 600 }, expectData: false, ...o,
 });
 

@@ -15,7 +15,8 @@ const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
   phase: fc.constantFrom<PodView['phase']>('Pending', 'Running', 'Running', 'Failed', 'Unknown'),
   ready: fc.boolean(), terminating: fc.boolean(), version: fc.constantFrom(...VERSIONS), config: fc.constantFrom('', 'x'),
   forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
-}).map(({ bootstrap, ...p }) => ({ name, ...p, ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) }));
+  neverRan: fc.boolean(), specGeneration: fc.integer({ min: 1, max: 3 }),
+}).map(({ bootstrap, neverRan, ...p }) => ({ name, ...p, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) }));
 
 const memberOf = (name: string): fc.Arbitrary<MemberView> =>
   fc.record({ isLearner: fc.boolean(), started: fc.boolean() }).map((m) => ({ id: `id-${name}`, name, ...m }));
@@ -26,7 +27,7 @@ const healthOf = (name: string): fc.Arbitrary<MemberHealth> => fc.record({
 
 /** Cluster states of up to five members, any mix of pods, claims, answers, alarms and timings. */
 const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
-  desiredSize: fc.integer({ min: 1, max: 5 }),
+  desiredSize: fc.integer({ min: 1, max: 5 }), generation: fc.integer({ min: 1, max: 3 }),
   bootstrapped: fc.boolean(),
   podNames: someNames, claims: someNames, memberNames: fc.option(someNames, { nil: undefined }), answering: someNames,
   leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }), recordedMembers: someNames,
@@ -43,7 +44,7 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   members: g.memberNames === undefined ? fc.constant(undefined) : fc.tuple(...g.memberNames.map(memberOf)),
   health: fc.tuple(...(g.memberNames ?? []).filter((n) => g.answering.includes(n)).map(healthOf)),
 }).map(({ pods, members, health }): ClusterState => ({
-  desiredSize: g.desiredSize, paused: false, bootstrapped: g.bootstrapped,
+  desiredSize: g.desiredSize, generation: g.generation, paused: false, bootstrapped: g.bootstrapped,
   pods, claims: g.claims, retained: g.retained, members, recordedMembers: g.recordedMembers,
   health: health.map((h) => ({ ...h, isLeader: h.name === g.leader })),
   supportsLearners: true, replaceAfterMs: 60_000, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,

@@ -39,6 +39,22 @@ test('a restore from a backup\'s claim bootstraps one founder, and the others jo
   assert.deepEqual(plan(healthy(['a'], { desiredSize: 3 })), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 3' });
 });
 
+test('a bootstrap whose pods never ran is made again from a changed spec; the version rules judge only what ran (issue 17)', () => {
+  const initial = ['a', 'b', 'c'];
+  const pulling = initial.map((n) => pod(n, { bootstrapMembers: initial, ready: false, phase: 'Pending', version: '3.5.99', neverRan: true, specGeneration: 1 }));
+  const fixed = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, pods: pulling, generation: 2, targetVersion: '3.6.5' });
+  assert.deepEqual(plan(fixed), { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'its etcd never ran; making it again from generation 2 of the spec' });
+  // Made again on the version asked for: a version no member ran is no upgrade to judge.
+  assert.equal((plan({ ...fixed, pods: pulling.slice(1) }) as { member?: string }).member, 'b', 'each outdated pod in turn');
+  const remade = { ...fixed, pods: [pod('a', { bootstrapMembers: initial, ready: false, phase: 'Pending', version: '3.5.99', neverRan: true, specGeneration: 2 })] };
+  assert.deepEqual(plan(remade), { type: 'ResumeBootstrap', initialMembers: initial, missing: ['b', 'c'], version: '3.6.5' });
+  // Once one member has started, pods are never made again this way.
+  const started = { ...fixed, members: [member('b')] };
+  assert.equal(type(plan(started)), 'Wait');
+  // Nor a pod of the current spec.
+  assert.equal(type(plan({ ...fixed, generation: 1 })), 'Wait');
+});
+
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
   const initial = ['a', 'b', 'c'];
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('a', { bootstrapMembers: initial, ready: false })] });

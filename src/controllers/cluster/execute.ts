@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ignoreStatus } from '../../runtime/transport.js';
+import { ApiError, ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Action } from '../../etcd/planner.js';
 import { EtcdError, memberName } from '../../etcd/client.js';
@@ -45,10 +45,8 @@ export async function execute(action: Action, x: ExecutionContext): Promise<Outc
     const requeueAfterMs = await perform(action, x);
     return requeueAfterMs === undefined ? {} : { requeueAfterMs };
   } catch (err) {
-    if (err instanceof EtcdError && TRANSIENT.test(err.message)) {
-      x.log.info({ action: action.type, refusal: err.message }, 'etcd refused for now; retrying shortly');
-      return { requeueAfterMs: 1000, refused: err.message };
-    }
+    // Logged by the caller, once per refusal rather than once per try.
+    if (err instanceof EtcdError && TRANSIENT.test(err.message)) return { requeueAfterMs: 1000, refused: err.message };
     throw err;
   }
 }
@@ -152,19 +150,27 @@ async function createMember(
   // A claim is made only for a member that never started. One that started keeps its data on its claim, and
   // a claim made anew would be empty: the member would rejoin having forgotten what it acknowledged.
   const started = state === 'existing' && (x.members === undefined || x.members.some((m) => memberName(m) === member && m.name !== ''));
-  if (claimSpec && !started) {
-    await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec))).catch(ignoreStatus(409));
-  }
+  const claimMade = claimSpec && !started
+    ? await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec)))
+      .then(() => true, (err: unknown) => { ignoreStatus(409)(err); return false; })
+    : false;
   const pod = memberPod({
-    address: x.address, clusterUid: uid, spec: x.cluster.spec, member, version, state,
+    address: x.address, clusterUid: uid, spec: x.cluster.spec, specGeneration: x.cluster.metadata.generation ?? 0, member, version, state,
     initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined, operator: x.operator, expectData: started,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
     ...(x.tls ? { tls: x.tls } : {}),
     ...(x.restore && state === 'new' ? { restore: x.restore } : {}),
     ...(forceNewCluster ? { forceNewCluster } : {}),
   });
-  await x.transport.call('POST', `${ns}/pods`, pod).catch(ignoreStatus(409));
-  x.log.info({ member, version, state }, 'member pod created');
+  // A pod that exists already (made by an earlier pass whose answer was lost) is not made again, nor said to be.
+  const created = await x.transport.call('POST', `${ns}/pods`, pod).then(() => true, async (err: unknown) => {
+    if (err instanceof ApiError && err.status === 409) return false;
+    // The pod refused (a missing PriorityClass, a quota): the claim just made for it holds nothing and no pod
+    // names it. Left, it would be a claim of a bootstrap that cannot be seen, and no bootstrap would follow.
+    if (claimMade && refusedAsMade(err)) await deleteClaim(x, member);
+    throw err;
+  });
+  if (created) x.log.info({ member, version, state }, 'member pod created');
 }
 
 async function deleteMember(x: ExecutionContext, member: string, withClaim: boolean): Promise<void> {

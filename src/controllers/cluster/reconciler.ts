@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
-import { ignoreStatus } from '../../runtime/transport.js';
+import { ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime/controller.js';
 import type { Store } from '../../runtime/store.js';
@@ -20,11 +20,14 @@ import { clientService, peerService } from '../../k8s/services.js';
 import { memberDisruptionBudget, minAvailable } from '../../k8s/disruption-budget.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
+import type { Outcome } from './execute.js';
+import { TROUBLE_REASONS } from './pod-trouble.js';
 import { clusterState } from './views.js';
 import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
 import { memberName } from '../../etcd/client.js';
 import { clusterStatus, misconfigured } from './status.js';
+import type { Refusal } from './status.js';
 import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
 import { tlsSecretNames } from '../../k8s/tls-secrets.js';
@@ -57,12 +60,16 @@ const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped']
 const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
+/** Degraded reasons that name a fault of the spec or of the nodes: each is also a Warning Event. */
+const PROBLEMS = [...TROUBLE_REASONS, 'Refused'];
 const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const silence = new Durations();
   const unclaimed = new Durations();
+  /** etcd's last "not now" per cluster: logged once, not on every retry. */
+  const refusals = new Map<string, string | undefined>();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const cluster = d.clusters.get(namespace, name);
@@ -71,6 +78,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
       silence.forget(key);
       unclaimed.forget(key);
+      refusals.delete(key);
       return undefined;
     }
     const uid = cluster.metadata.uid;
@@ -116,15 +124,32 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // The member acted on is named: "RemoveMember example-1a2b3c4d: …" says whom, not only why.
     const what = 'member' in action ? `${action.type} ${action.member}` : action.type;
     const told = 'reason' in action ? `${what}: ${action.reason}` : what;
+    let refusal: Refusal | undefined;
     const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operator: d.memberPods, ...cached.etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
-      .catch(async (err: unknown) => {
+      .catch(async (err: unknown): Promise<Outcome> => {
+        // What the spec made, refused by the API server (a missing PriorityClass, a quota, a value admission
+        // could not check): the user's to fix. Status and an Event say so; it is tried again slowly.
+        if (refusedAsMade(err)) {
+          refusal = { reason: 'Refused', message: `${told}: the API server refused it: ${err.message}` };
+          return { requeueAfterMs: 30_000 };
+        }
         // An answer lost (a timeout) may hide a change that was made: the Event says it was tried.
         if (!QUIET.includes(action.type)) await d.events.record(involved, 'Warning', action.type, `${told}; no answer came (${(err as Error).message}), looking again`);
         throw err;
       });
+    if (outcome.refused !== refusals.get(key)) {
+      if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, 'etcd refused for now; retrying until it accepts');
+      refusals.set(key, outcome.refused);
+    }
     await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
 
-    await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now())));
+    const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
+      (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), refusal));
+    // A member pod that cannot run, or a refused create, is told once as it appears or changes, not every pass.
+    const [before, after] = [cluster.status, written?.status].map((x) => x?.conditions?.find((c) => c.type === 'Degraded'));
+    if (after?.status === 'True' && PROBLEMS.includes(after.reason ?? '') && (after.reason !== before?.reason || after.message !== before?.message)) {
+      await d.events.record(involved, 'Warning', after.reason ?? '', after.message ?? '');
+    }
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
     if (rebuilt && !rebuilt.completedAt) {
       await d.events.record(involved, 'Warning', 'RestoredFromBackup',

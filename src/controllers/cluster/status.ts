@@ -44,8 +44,15 @@ function further(a: NoSpaceRecovery | undefined, b: NoSpaceRecovery | undefined)
   return { ...a, defragmented: [...new Set([...(a.defragmented ?? []), ...(b.defragmented ?? [])])] };
 }
 
-function degraded(s: ClusterState, action: Action, unready: string[], rebuild: Rebuild | undefined): Omit<Condition, 'lastTransitionTime'> {
+/** The API server refused what the operator made for the cluster: a spec that admission could not check. */
+export interface Refusal {
+  reason: 'Refused';
+  message: string;
+}
+
+function degraded(s: ClusterState, action: Action, expected: number, unready: string[], rebuild: Rebuild | undefined, refusal?: Refusal): Omit<Condition, 'lastTransitionTime'> {
   if (action.type === 'QuorumLost' || action.type === 'CorruptionUndecided') return { type: 'Degraded', status: 'True', reason: action.type, message: action.reason };
+  if (refusal) return { type: 'Degraded', status: 'True', ...refusal };
   if (rebuild && !rebuild.completedAt) {
     return { type: 'Degraded', status: 'True', reason: 'RebuildingFromBackup', message: `a majority was lost; rebuilding from EtcdBackup ${rebuild.backup} at revision ${rebuild.revision}` };
   }
@@ -59,8 +66,11 @@ function degraded(s: ClusterState, action: Action, unready: string[], rebuild: R
       : `etcd raised NOSPACE: writes are refused until the space is recovered${'reason' in action ? ` (${action.reason})` : ''}`;
     return { type: 'Degraded', status: 'True', reason: alarm.alarm === 'CORRUPT' ? 'AlarmCorrupt' : 'AlarmNoSpace', message };
   }
+  const trouble = s.pods.find((p) => !p.terminating && p.trouble)?.trouble;
+  if (trouble) return { type: 'Degraded', status: 'True', ...trouble };
   if (unready.length > 0) return { type: 'Degraded', status: 'True', reason: 'MembersUnready', message: `unready: ${unready.join(', ')}` };
-  return { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: 'all members ready' };
+  if (expected === 0) return { type: 'Degraded', status: 'True', reason: 'NoMembers', message: 'no member pod runs yet' };
+  return { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: `all ${expected} members ready` };
 }
 
 type Rebuild = NonNullable<ClusterStatus['rebuild']>;
@@ -91,7 +101,7 @@ function survivorRecord(prev: ClusterStatus | undefined, action: Action, now: st
 }
 
 /** The status a reconcile reports: what was observed, and what it is doing about it. */
-export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string): ClusterStatus {
+export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string, refusal?: Refusal): ClusterStatus {
   const prev = cluster.status;
   const versions = [...statuses.values()].map((x) => x.version).filter((v) => v !== '');
   // Only the two actions that decide it change it; otherwise the stored value stands, so that a plan made on a
@@ -104,7 +114,10 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const voters = votersOf(s.members);
   const healthyVoters = answering(voters, s.health);
   const available = bootstrapped && voters.length > 0 && healthyVoters >= quorum(voters.length);
-  const memberNames = new Set(s.members?.map((m) => m.name));
+  // Who should be serving: etcd's member list when a member answered; else the member pods and the membership
+  // status recorded. A cluster none of whose members answers has none ready, never "all".
+  const memberNames = new Set(s.members ? s.members.map((m) => m.name)
+    : [...s.pods.filter((p) => !p.terminating).map((p) => p.name), ...(bootstrapped ? s.recordedMembers : [])]);
   const memberPods = s.pods.filter((p) => memberNames.has(p.name) && !p.terminating);
   const ready = memberPods.filter((p) => p.ready).map((p) => p.name).sort();
   const unready = [...memberNames].filter((n) => !ready.includes(n)).sort();
@@ -150,7 +163,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, busy
         ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),
-      condition(prev?.conditions, degraded(s, action, unready, rebuild), now),
+      condition(prev?.conditions, degraded(s, action, memberNames.size, unready, rebuild, refusal), now),
       condition(prev?.conditions, upgradeCondition(s), now),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({

@@ -3,10 +3,11 @@ import type { BackupView, ClusterState, MemberHealth, MemberView, PodView, Retai
 import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
-import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_VERSION } from '../../k8s/labels.js';
+import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION } from '../../k8s/labels.js';
 import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
+import { etcdNeverRan, podTrouble } from './pod-trouble.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
 const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready');
@@ -29,6 +30,7 @@ const restoring = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) =>
 export function podView(pod: V1Pod): PodView {
   const isReady = podReady(pod);
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
+  const trouble = podTrouble(pod);
   return {
     name: pod.metadata?.name ?? '',
     phase: (pod.status?.phase ?? 'Pending') as PodView['phase'],
@@ -38,6 +40,9 @@ export function podView(pod: V1Pod): PodView {
     config: restoring(pod) ? `${RESTORE_STEP}:${pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? ''}` : pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
     dataLost: dataLost(pod),
+    ...(etcdNeverRan(pod) ? { neverRan: true } : {}),
+    specGeneration: Number(pod.metadata?.annotations?.[ANNOTATION_SPEC_GENERATION] ?? 0),
+    ...(trouble ? { trouble } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
 }
@@ -87,6 +92,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
   const recovery = cluster.status?.survivorRecovery;
   return {
     desiredSize: cluster.spec.size,
+    generation: cluster.metadata.generation ?? 0,
     paused: cluster.spec.paused ?? false,
     bootstrapped: cluster.status?.bootstrapped ?? false,
     pods: o.pods.map(podView),

@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { etcdNeverRan, podTrouble } from '../../src/controllers/cluster/pod-trouble.js';
+
+const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'ex-1', namespace: 'ns' }, status });
+const container = (name: string, o: Partial<V1ContainerStatus>): V1ContainerStatus => ({ name, image: 'quay.io/coreos/etcd:v3.2.13', imageID: '', ready: false, restartCount: 0, ...o });
+
+test('a pod no node fits is Unschedulable, with the scheduler\'s words and what to check', () => {
+  const t = podTrouble(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 node(s) didn\'t match Pod\'s node affinity/selector.' }] }));
+  assert.equal(t?.reason, 'Unschedulable');
+  assert.match(t.message, /^member pod ex-1 cannot be scheduled: 0\/3 nodes are available.*Check spec\.pod nodeSelector/);
+});
+
+test('an image that cannot be pulled names the image, the kubelet\'s reason, and the fields that make it', () => {
+  const t = podTrouble(pod({ phase: 'Pending', containerStatuses: [container('etcd', { state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } } })] }));
+  assert.equal(t?.reason, 'ImagePullFailed');
+  assert.match(t.message, /member pod ex-1 cannot pull image quay\.io\/coreos\/etcd:v3\.2\.13 \(ImagePullBackOff: Back-off pulling image\).*spec\.repository:v<spec\.version>/);
+});
+
+test('a crash loop names the container, its last exit, and the command that shows why; the data guard\'s refusal is not one', () => {
+  const crashing = (name: string, exitCode: number): V1Pod => pod({ phase: 'Running', initContainerStatuses: [container(name, {
+    restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode, reason: 'Error' } },
+  })] });
+  const t = podTrouble(crashing('restore-snapshot', 1));
+  assert.equal(t?.reason, 'CrashLooping');
+  assert.match(t.message, /container restore-snapshot of member pod ex-1 keeps failing \(restarted 4 times; last exit code 1 \(Error\)\): see kubectl logs -n ns ex-1 -c restore-snapshot --previous/);
+  assert.equal(podTrouble(crashing('data-guard', 3)), undefined);
+});
+
+test('a running pod has no trouble; its etcd has run', () => {
+  const running = pod({ phase: 'Running', containerStatuses: [container('etcd', { ready: true, state: { running: {} } })] });
+  assert.equal(podTrouble(running), undefined);
+  assert.equal(etcdNeverRan(running), false);
+  assert.equal(etcdNeverRan(pod({ phase: 'Pending', containerStatuses: [container('etcd', { state: { waiting: { reason: 'ErrImagePull' } } })] })), true);
+  assert.equal(etcdNeverRan(pod({ phase: 'Running', containerStatuses: [container('etcd', { restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } } })] })), false);
+});
