@@ -69,7 +69,8 @@ export const mapOf = <T>(values: Schema<T>, o: Common & Pick<OpenApiSchema, 'max
  * parses, so that a bad one is refused at admission instead of by the pod it would go into.
  */
 export const quantity = (o: Common = {}): Schema<string | number> => make({
-  'x-kubernetes-int-or-string': true, ...o,
+  // Bounded, so that the cost CEL estimates for parsing it stays within the API server's budget.
+  'x-kubernetes-int-or-string': true, maxLength: 64, ...o,
   'x-kubernetes-validations': [{ rule: 'isQuantity(string(self))', message: 'not a quantity: write it as Kubernetes does, such as 500m, 2, 1Gi or 512Mi' }],
 });
 

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
-import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+import { etcdGet, etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { inject } from '../support/faults.js';
@@ -27,11 +27,20 @@ test(`finding 1: two of three members CPU-starved for ${FAULT_MS / 1000} s (${RE
   const starved = members.filter((m) => m !== leader);
   const feeds = [];
   for (const pod of starved) feeds.push(await inject(t, { kind: 'slow-member', namespace: bed.namespace, pod, cpuMillisPerSecond: 3 }));
-  await eventually('the starved members seen unready', 60_000, async () => {
-    const unready = (await bed.get(name)).status?.members?.unready ?? [];
-    return starved.every((m) => unready.includes(m)) ? true : undefined;
+  // A client keeps reading from each starved member, one read at a time, so that its share stays spent: with
+  // both followers starved the writes slow down, and an idle member's own work can fit in its share (CI saw
+  // probes answered in time and the members never unready). Each is then seen failing its readiness probe.
+  const reading = { on: true };
+  const podIps = new Map((await bed.pods(name)).map((p) => [p.metadata?.name ?? '', p.status?.podIP ?? '']));
+  const readers = starved.map(async (m) => { while (reading.on) await etcdGet(`http://${podIps.get(m) ?? ''}:2379`, 'k', { timeoutMs: 30_000 }).catch(() => undefined); });
+  await eventually('each starved member failing its readiness probe', 60_000, async () => {
+    const failing = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
+      .filter((e) => e.reason === 'Unhealthy' && /Readiness probe failed/.test(e.message ?? '')).map((e) => e.involvedObject.name);
+    return starved.every((m) => failing.includes(m)) || undefined;
   });
   await new Promise((r) => setTimeout(r, FAULT_MS));
+  reading.on = false;
+  await Promise.all(readers);
   for (const feed of feeds) await feed();
   const back = await eventually('fed again: 3 members settled', 180_000, () => bed.settledMembers(name, 3));
   // Starved, the two hold back every commit (each is needed for a quorum); fed, the cluster writes at speed.

@@ -64,7 +64,7 @@ const rejected: [string, unknown, RegExp][] = [
   ['annotations-huge', { size: 3, pod: { annotations: Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((k) => [k, 'x'.repeat(60_000)])) } },
     /spec\.pod\.annotations.*at most 258048 bytes in all/],
   ['annotation-key', { size: 3, pod: { annotations: { 'not a key': 'x' } } }, /spec\.pod\.annotations.*key/],
-  [`long-${'x'.repeat(49)}`, { size: 3 }, /at most 54 characters/],
+  [`long-${'x'.repeat(50)}`, { size: 3 }, /at most 54 characters/],
   ['dotted.name', { size: 3 }, /at most 54 characters: a lowercase letter/],
 ];
 
