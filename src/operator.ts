@@ -50,6 +50,11 @@ export interface OperatorOptions {
 
 /** A term that ended and still has not let the process go after this long is wedged: liveness fails. */
 const STEP_DOWN_BOUND_MS = 30_000;
+/**
+ * A cache not known current for this long is stale, and a leader acting on it is wedged: liveness fails. A
+ * watch is renewed every 15–30 s and a failing list retried within 45 s, so a working one never comes near.
+ */
+const STALE_CACHE_BOUND_MS = 180_000;
 
 /** Runs the operator until the signal aborts, or until leadership is lost (then a restart stands again). */
 export async function runOperator(o: OperatorOptions, signal: AbortSignal): Promise<void> {
@@ -65,7 +70,8 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
     ready: () => term?.synced() ?? true,
     live: () => {
       const since = endedAt === undefined ? 0 : performance.now() - endedAt;
-      return since < STEP_DOWN_BOUND_MS ? undefined : `leadership ended ${Math.round(since / 1000)} s ago and the work has not stopped`;
+      if (since >= STEP_DOWN_BOUND_MS) return `leadership ended ${Math.round(since / 1000)} s ago and the work has not stopped`;
+      return endedAt === undefined ? term?.stale(STALE_CACHE_BOUND_MS) : undefined;
     },
   });
   o.log.info({ address: health.address(), namespace: o.namespace ?? '(all)', identity }, 'etcd-operator started');
@@ -103,6 +109,8 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
 /** What a leader runs: the caches and the controllers, for as long as `active` holds. */
 interface Term {
   synced(): boolean;
+  /** Which caches have not been known current for `boundMs`, or undefined if none. */
+  stale(boundMs: number): string | undefined;
   /** Resolves once every reconcile in flight has ended and every watch is closed. */
   done: Promise<void>;
 }
@@ -155,5 +163,9 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     }
     await Promise.all(watching);
   };
-  return { synced: () => reflectors.every((r) => r.hasSynced), done: run() };
+  const stale = (boundMs: number): string | undefined => {
+    const behind = reflectors.filter((r) => r.staleForMs() >= boundMs).map((r) => `${r.path} (${Math.round(r.staleForMs() / 1000)} s)`);
+    return behind.length === 0 ? undefined : `caches not known current: ${behind.join(', ')}`;
+  };
+  return { synced: () => reflectors.every((r) => r.hasSynced), stale, done: run() };
 }

@@ -61,10 +61,22 @@ export class Reflector<T extends KubeObject> {
   stalls = 0;
   private resourceVersion: string | undefined;
   private synced = false;
+  /** When (performance.now()) the cache was last known current: a list, a watch event, a watch served to its end. */
+  private currentAt = performance.now();
   private readonly syncWaiters: (() => void)[] = [];
   private readonly handlers: ResourceHandler<T>[] = [];
 
   constructor(private readonly transport: ApiTransport, private readonly options: ReflectorOptions) {}
+
+  /** The collection it mirrors. */
+  get path(): string {
+    return this.options.path;
+  }
+
+  /** How long the cache has gone without being known current (from its start, before a first list). */
+  staleForMs(now = performance.now()): number {
+    return now - this.currentAt;
+  }
 
   get hasSynced(): boolean {
     return this.synced;
@@ -139,6 +151,7 @@ export class Reflector<T extends KubeObject> {
     } while (next);
     const changes = this.store.replace(items);
     this.resourceVersion = resourceVersion;
+    this.currentAt = performance.now();
     this.lists++;
     for (const obj of changes.added) this.emit((h) => h.added?.(obj));
     for (const { old, current } of changes.updated) this.emit((h) => h.updated?.(old, current));
@@ -182,8 +195,11 @@ export class Reflector<T extends KubeObject> {
         watchdog = setTimeout(silent, stallMs);
         if (line.trim() === '') continue;
         this.apply(JSON.parse(line) as WatchEvent);
+        this.currentAt = performance.now();
         progressed = true;
       }
+      // Served to its end by the server (its timeout): nothing was missed up to now.
+      if (!abort.signal.aborted) this.currentAt = performance.now();
     } catch (err) {
       // An abort by the watchdog or by shutdown ends the watch like a server-side timeout would; a watch whose
       // answer never started is as silent as one that stopped (resumed, it would wait the same way again).

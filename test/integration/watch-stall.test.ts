@@ -30,9 +30,16 @@ test('a watch gone silent (its answers held back, its connection open) is notice
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
   await core.createNamespacedService({ namespace, body: { metadata: { name: 'made-during-stall' }, spec: { ports: [{ port: 80 }] } } });
   // The watch times out on the server within 30 s, with a bookmark 2 s before; 5 s of silence past that is a stall.
-  await eventually('the Service in the cache', 40_000, () => Promise.resolve(reflector.store.get(namespace, 'made-during-stall') ? true : undefined));
+  // Meanwhile the cache is not known current, and says for how long (the operator's liveness reads it).
+  let stalest = 0;
+  await eventually('the Service in the cache', 40_000, () => {
+    stalest = Math.max(stalest, reflector.staleForMs());
+    return Promise.resolve(reflector.store.get(namespace, 'made-during-stall') ? true : undefined);
+  });
   const seenMs = Date.now() - stalledAt;
-  t.diagnostic(`seen ${seenMs} ms after the watch went silent; stalls ${reflector.stalls}, lists ${reflector.lists}`);
+  t.diagnostic(`seen ${seenMs} ms after the watch went silent; stalls ${reflector.stalls}, lists ${reflector.lists}; not known current for up to ${Math.round(stalest)} ms`);
   assert.ok(reflector.stalls >= 1, 'the silent watch was found stalled');
   assert.ok(reflector.lists >= 2, 'and the collection listed anew');
+  assert.ok(stalest >= 15_000, `the silence counted as staleness (${Math.round(stalest)} ms)`);
+  assert.ok(reflector.staleForMs() < 5000, 'current again once listed');
 });
