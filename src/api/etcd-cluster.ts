@@ -97,6 +97,12 @@ export const podPolicy = object({
   nodeSelector: stringMap({ description: 'Node labels a member pod requires.', maxProperties: 64, values: LABEL_VALUE, 'x-kubernetes-validations': [LABEL_KEYS] }),
   affinity: embedded<V1Affinity>('Scheduling constraints of the member pods (core/v1 Affinity).'),
   antiAffinity: boolean({ description: 'Deprecated (CoreOS): keep members on different nodes; use affinity instead.' }),
+  spread: oneOf(['Preferred', 'Required'], {
+    description: 'Members spread over zones (topology.kubernetes.io/zone), then nodes, at most one apart. Preferred (the default): as far as '
+      + 'the scheduler can, so a cluster larger than the topology still schedules. Required: a member that would break the spread is not '
+      + 'placed (nodes without the zone label take none). Not applied when affinity is given: that is the placement.',
+    default: 'Preferred',
+  }),
   resources: object({
     limits: mapOf(quantity(), { maxProperties: 16, description: 'Most of each resource the container may use.' }),
     requests: mapOf(quantity(), { maxProperties: 16, description: 'What the scheduler reserves for the container.' }),

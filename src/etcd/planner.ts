@@ -66,6 +66,8 @@ export interface PodView {
   neverRan?: true;
   /** The cluster's generation it was made from (0 when unknown). */
   specGeneration?: number;
+  /** The node it was scheduled to, once it was. */
+  node?: string;
   /** What keeps it from running etcd (for status; the planner acts on facts, not on these reasons). */
   trouble?: { reason: string; message: string };
 }

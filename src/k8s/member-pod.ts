@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { V1Affinity, V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodSpec, V1Volume } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
 import type { ClusterAddress } from '../etcd/identity.js';
 import { imageOf } from '../api/etcd-cluster.js';
@@ -157,14 +157,24 @@ export function corruptionCheckFlags(version: string, periodSeconds: number): st
   return ['--experimental-initial-corrupt-check=true', '--experimental-compact-hash-check-enabled=true', `--experimental-corrupt-check-time=${periodSeconds}s`];
 }
 
-/** CoreOS's deprecated `antiAffinity: true`: members on different nodes, unless an explicit affinity is given. */
-function affinityOf(spec: ClusterSpec, cluster: string): V1Affinity | undefined {
-  if (spec.pod?.affinity) return spec.pod.affinity;
-  if (!spec.pod?.antiAffinity) return undefined;
+/** The failure domains members spread over, widest first. */
+export const SPREAD_KEYS = ['topology.kubernetes.io/zone', 'kubernetes.io/hostname'];
+
+/**
+ * Where members go. An explicit affinity is the user's placement, taken as it is. Otherwise members spread over
+ * zones, then nodes, at most one apart: as a preference, so that a cluster larger than the topology still
+ * schedules, or as a rule with `spread: Required`. CoreOS's deprecated `antiAffinity: true` keeps its meaning:
+ * never two members on one node.
+ */
+function placementOf(spec: ClusterSpec, cluster: string): Partial<Pick<V1PodSpec, 'affinity' | 'topologySpreadConstraints'>> {
+  if (spec.pod?.affinity) return { affinity: spec.pod.affinity };
+  const labelSelector = { matchLabels: clusterLabels(cluster) };
+  const whenUnsatisfiable = spec.pod?.spread === 'Required' ? 'DoNotSchedule' : 'ScheduleAnyway';
   return {
-    podAntiAffinity: {
-      requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: clusterLabels(cluster) }, topologyKey: 'kubernetes.io/hostname' }],
-    },
+    topologySpreadConstraints: SPREAD_KEYS.map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable, labelSelector })),
+    ...(spec.pod?.antiAffinity
+      ? { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector, topologyKey: 'kubernetes.io/hostname' }] } } }
+      : {}),
   };
 }
 
@@ -244,7 +254,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
         ...(i.tls ? [{ name: 'peer-tls', secret: { secretName: i.tls.secrets.peer } }, { name: 'server-tls', secret: { secretName: i.tls.secrets.server } }] : []),
         ...(restore?.volumes ?? []),
       ],
-      affinity: affinityOf(spec, address.cluster),
+      ...placementOf(spec, address.cluster),
       nodeSelector: policy.nodeSelector,
       tolerations: policy.tolerations,
       securityContext: policy.securityContext,

@@ -102,6 +102,15 @@ test('status tells what is observed: members that do not answer are not "all rea
   assert.deepEqual(pick(ready.conditions?.find((c) => c.type === 'Degraded')), { status: 'False', reason: 'AllMembersReady', message: 'all 3 members ready' });
 });
 
+test('members sharing a node are said to, naming them and the node', () => {
+  const on = (nodes: string[]): ClusterState => state({ pods: state().pods.map((p, i) => ({ ...p, node: nodes[i] ?? '' })) });
+  const spread = clusterStatus(cluster(), on(['n1', 'n2', 'n3']), { type: 'Steady' }, new Map(), NOW);
+  assert.deepEqual(pick(spread.conditions?.find((c) => c.type === 'MembersSpread')), { status: 'True', reason: 'OnePerNode', message: 'no two members share a node' });
+  const shared = clusterStatus(cluster(), on(['n2', 'n1', 'n2']), { type: 'Steady' }, new Map(), NOW);
+  assert.deepEqual(pick(shared.conditions?.find((c) => c.type === 'MembersSpread')),
+    { status: 'False', reason: 'SharedNode', message: 'members share a node: a, c on n2; losing that node loses them together' });
+});
+
 const pick = (c: { status: string; reason?: string; message?: string } | undefined): { status?: string; reason?: string; message?: string } =>
   ({ status: c?.status, reason: c?.reason, message: c?.message });
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { configDigest, corruptionCheckFlags, memberPod } from '../../src/k8s/member-pod.js';
 import { podView } from '../../src/controllers/cluster/views.js';
 import { imageOf, RESERVED_ETCD_ENV } from '../../src/api/etcd-cluster.js';
+import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
 import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
 import { snapshotPod } from '../../src/k8s/snapshot-pod.js';
 import { minAvailable } from '../../src/k8s/disruption-budget.js';
@@ -65,6 +66,16 @@ test('user labels and annotations are kept, the operator’s own win; CoreOS ant
   assert.deepEqual(term?.labelSelector?.matchLabels, { app: 'etcd', etcd_cluster: 'example' });
   const explicit = { nodeAffinity: {} };
   assert.equal(memberPod(input({ spec: { size: 3, pod: { antiAffinity: true, affinity: explicit } } })).spec?.affinity, explicit);
+});
+
+test('members spread over zones, then nodes, at most one apart: a preference by default, a rule when Required; an explicit affinity is the placement', () => {
+  const spread = (pod: ClusterSpec['pod']): { topologyKey: string; whenUnsatisfiable: string; maxSkew: number }[] | undefined =>
+    memberPod(input({ spec: { size: 3, ...(pod ? { pod } : {}) } })).spec?.topologySpreadConstraints;
+  assert.deepEqual(spread(undefined)?.map((c) => [c.topologyKey, c.whenUnsatisfiable, c.maxSkew]),
+    [['topology.kubernetes.io/zone', 'ScheduleAnyway', 1], ['kubernetes.io/hostname', 'ScheduleAnyway', 1]]);
+  assert.deepEqual(spread({ spread: 'Required' })?.map((c) => c.whenUnsatisfiable), ['DoNotSchedule', 'DoNotSchedule']);
+  assert.equal(spread({ affinity: { nodeAffinity: {} } }), undefined);
+  assert.equal(memberPod(input()).spec?.affinity, undefined, 'no anti-affinity unless asked: a fourth member on three nodes still schedules');
 });
 
 test('the disruption budget allows one voluntary disruption, never below quorum, none for one or two members', () => {

@@ -8,7 +8,7 @@ import type { EventRecorder } from '../../runtime/events.js';
 import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
-import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
+import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
@@ -60,8 +60,11 @@ const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped']
 const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
-/** Degraded reasons that name a fault of the spec or of the nodes: each is also a Warning Event. */
-const PROBLEMS = [...TROUBLE_REASONS, 'Refused'];
+/** Conditions that, in these states, are also a Warning Event: a fault of the spec or of the nodes, a shared failure domain. */
+const WARNED_CONDITIONS: [string, (c: Condition) => boolean][] = [
+  ['Degraded', (c) => c.status === 'True' && [...TROUBLE_REASONS, 'Refused'].includes(c.reason ?? '')],
+  ['MembersSpread', (c) => c.status === 'False'],
+];
 const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
@@ -145,10 +148,13 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), refusal));
-    // A member pod that cannot run, or a refused create, is told once as it appears or changes, not every pass.
-    const [before, after] = [cluster.status, written?.status].map((x) => x?.conditions?.find((c) => c.type === 'Degraded'));
-    if (after?.status === 'True' && PROBLEMS.includes(after.reason ?? '') && (after.reason !== before?.reason || after.message !== before?.message)) {
-      await d.events.record(involved, 'Warning', after.reason ?? '', after.message ?? '');
+    // A member pod that cannot run, a refused create, members sharing a node: each told once as it appears or
+    // changes, not every pass.
+    for (const [type, warned] of WARNED_CONDITIONS) {
+      const [before, after] = [cluster.status, written?.status].map((x) => x?.conditions?.find((c) => c.type === type));
+      if (after && warned(after) && (after.reason !== before?.reason || after.message !== before?.message)) {
+        await d.events.record(involved, 'Warning', after.reason ?? '', after.message ?? '');
+      }
     }
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
     if (rebuilt && !rebuilt.completedAt) {

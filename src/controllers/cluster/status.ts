@@ -1,5 +1,5 @@
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
-import type { Action, ClusterState, NoSpaceRecovery } from '../../etcd/planner.js';
+import type { Action, ClusterState, NoSpaceRecovery, PodView } from '../../etcd/planner.js';
 import { answering, quorum, rollout, votersOf } from '../../etcd/planner.js';
 import { lowestVersion } from '../../etcd/versions.js';
 import type { EtcdStatus } from '../../etcd/client.js';
@@ -22,6 +22,16 @@ function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'
   const { verdict, stale } = rollout(s);
   if (!verdict.allowed && stale.length > 0) return { type: 'UpgradeRefused', status: 'True', reason: verdict.reason, message: verdict.message };
   return { type: 'UpgradeRefused', status: 'False', reason: 'VersionAccepted', message: `version ${s.targetVersion} accepted` };
+}
+
+/** Whether members share a node, which one node's loss would take together (the scheduler spreads them as it can). */
+function spreadCondition(memberPods: PodView[]): Omit<Condition, 'lastTransitionTime'> {
+  const byNode = new Map<string, string[]>();
+  for (const p of memberPods) if (p.node) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p.name]);
+  const shared = [...byNode].filter(([, members]) => members.length > 1).sort(([a], [b]) => a.localeCompare(b));
+  if (shared.length === 0) return { type: 'MembersSpread', status: 'True', reason: 'OnePerNode', message: 'no two members share a node' };
+  const where = shared.map(([node, members]) => `${members.sort().join(', ')} on ${node}`).join('; ');
+  return { type: 'MembersSpread', status: 'False', reason: 'SharedNode', message: `members share a node: ${where}; losing that node loses them together` };
 }
 
 /**
@@ -165,6 +175,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),
       condition(prev?.conditions, degraded(s, action, memberNames.size, unready, rebuild, refusal), now),
       condition(prev?.conditions, upgradeCondition(s), now),
+      condition(prev?.conditions, spreadCondition(memberPods), now),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({
       name, id: x.memberId, version: x.version, isLeader: x.leaderId !== '' && x.leaderId === x.memberId, isLearner: x.isLearner,

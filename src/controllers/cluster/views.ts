@@ -42,6 +42,7 @@ export function podView(pod: V1Pod): PodView {
     dataLost: dataLost(pod),
     ...(etcdNeverRan(pod) ? { neverRan: true } : {}),
     specGeneration: Number(pod.metadata?.annotations?.[ANNOTATION_SPEC_GENERATION] ?? 0),
+    ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
     ...(trouble ? { trouble } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
