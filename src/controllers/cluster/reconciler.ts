@@ -161,7 +161,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       await d.events.record(involved, 'Warning', 'RestoredFromBackup',
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
-    if (!QUIET.includes(action.type) && !outcome.refused) {
+    if (!QUIET.includes(action.type) && !outcome.refused && !refusal) {
       await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, told);
     }
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
