@@ -101,6 +101,10 @@ test('a member pod that cannot pull its image, be scheduled or stay up, or that 
     timings.push(`${f.reason} ${await reported(bed, f.name, f.reason, f.cause, since)} ms`);
     const cluster: EtcdCluster = await bed.get(f.name);
     assert.equal(cluster.status?.readyMembers ?? 0, 0, `${f.name}: not reported ready`);
+    // Reported, and nothing else done about it: no pod, member or claim removed.
+    const removals = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
+      .filter((e) => e.involvedObject.name === f.name && ['DeletePod', 'RemoveMember', 'DeleteClaim'].includes(e.reason ?? ''));
+    assert.deepEqual(removals.map((e) => e.message), [], `${f.name}: nothing removed`);
     if (!f.fix) return;
     await bed.transport.call('PATCH', `${bed.path}/${f.name}`, { spec: f.fix }, 'application/merge-patch+json');
     await eventually(`${f.name}: up once fixed`, 180_000, () => bed.settledMembers(f.name, 1));
