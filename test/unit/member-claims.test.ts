@@ -47,4 +47,6 @@ test('an adoption that status does not record yet is finished, not taken for a b
   const adopted = claim('old', { [ANNOTATION_CLUSTER_UID]: 'u2', [ANNOTATION_ADOPTED_FROM]: 'u1' });
   assert.deepEqual(sortClaims([adopted], 'u2', false, true), { own: [], retained: [{ name: 'old', removed: false }] });
   assert.deepEqual(sortClaims([adopted], 'u2', true, true), { own: [adopted], retained: [] });
+  // A rebuild from backup clears the cluster's claims before it starts afresh: adopted ones are its own then.
+  assert.deepEqual(sortClaims([adopted], 'u2', false, false), { own: [adopted], retained: [] });
 });

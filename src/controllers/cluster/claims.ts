@@ -21,11 +21,12 @@ export interface SortedClaims {
  * Sorts the labelled claims of a cluster. A claim being deleted holds no data to come back to. An adopted
  * claim whose adoption status does not record yet (the operator stopped in between) is still retained, so
  * that the adoption is finished rather than taken for a bootstrap of unknown plan. `offerRetained` is false
- * for a restore or a rebuild, which starts from a snapshot and leaves the claims of others alone.
+ * for a restore or a rebuild, which starts from a snapshot and leaves the claims of others alone (and clears
+ * its own, adopted ones included).
  */
 export function sortClaims(labelled: V1PersistentVolumeClaim[], uid: string, bootstrapped: boolean, offerRetained: boolean): SortedClaims {
   const live = labelled.filter((c) => !c.metadata?.deletionTimestamp);
-  const adopting = (c: V1PersistentVolumeClaim): boolean => !bootstrapped && adoptedFrom(c) !== undefined;
+  const adopting = (c: V1PersistentVolumeClaim): boolean => offerRetained && !bootstrapped && adoptedFrom(c) !== undefined;
   const own = live.filter((c) => claimCluster(c) === uid && !adopting(c));
   const retained = offerRetained ? live.filter((c) => !own.includes(c)).map((c) => ({ name: c.metadata?.name ?? '', removed: removedMember(c) })) : [];
   return { own, retained };
