@@ -24,14 +24,15 @@ export function memberClaim(a: ClusterAddress, clusterUid: string, member: strin
   };
 }
 
-/**
- * The merge patch that makes a claim its cluster's under the retention policy (a null owner list removes it),
- * recording where an adopted claim came from, or (null) forgetting it once the adoption is recorded.
- */
+/** A JSON merge patch of a claim's ownership: null removes a field. */
 export interface OwnershipPatch {
   metadata: { annotations: Record<string, string | null>; ownerReferences: V1OwnerReference[] | null };
 }
 
+/**
+ * The merge patch that makes a claim its cluster's under the retention policy (a null owner list removes it),
+ * recording where an adopted claim came from, or (null) forgetting it once the adoption is recorded.
+ */
 export function claimOwnership(a: ClusterAddress, clusterUid: string, retention: ClaimRetention, adoptedFrom: string | null): OwnershipPatch {
   return {
     metadata: {

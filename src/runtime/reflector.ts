@@ -62,7 +62,7 @@ export class Reflector<T extends KubeObject> {
   private resourceVersion: string | undefined;
   private synced = false;
   /** When (performance.now()) the cache was last known current: a list, a watch event, a watch served to its end. */
-  private currentAt = performance.now();
+  private currentAt: number | undefined;
   private readonly syncWaiters: (() => void)[] = [];
   private readonly handlers: ResourceHandler<T>[] = [];
 
@@ -73,9 +73,12 @@ export class Reflector<T extends KubeObject> {
     return this.options.path;
   }
 
-  /** How long the cache has gone without being known current (from its start, before a first list). */
+  /**
+   * How long the cache has gone without being known current; 0 before its first list: a cache never filled
+   * (its CRD not installed yet, say) is not ready, which is another matter than one that stopped following.
+   */
   staleForMs(now = performance.now()): number {
-    return now - this.currentAt;
+    return this.currentAt === undefined ? 0 : now - this.currentAt;
   }
 
   get hasSynced(): boolean {
