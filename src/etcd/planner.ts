@@ -34,7 +34,7 @@
  * 8. Defragment, when configured, a member whose database is mostly unused; followers before the leader.
  */
 
-import { highestVersion, upgradeVerdict } from './versions.js';
+import { FORCE_NEW_CLUSTER_FIXED, forceNewClusterKeepsData, highestVersion, upgradeVerdict } from './versions.js';
 import type { VersionVerdict } from './versions.js';
 
 
@@ -408,10 +408,17 @@ function quorumLost(s: ClusterState, reason: string): Action {
   const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && (s.silentForMs[m.name] ?? 0) <= s.replaceAfterMs) : [];
   if (unheard.length > 0) return { type: 'Wait', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
-  if (survivor) return { type: 'StartSurvivorRecovery', survivor: survivor.name, revision: survivor.revision, reason };
+  // The survivor is restarted alone on the version new members get: one whose --force-new-cluster can drop
+  // writes its database holds is never used for it.
+  const version = rollout(s).newMemberVersion;
+  const unsafe = survivor && !forceNewClusterKeepsData(version)
+    ? `; a recovery from a survivor needs etcd ${Object.values(FORCE_NEW_CLUSTER_FIXED).join(' or ')} or later: in ${version}, --force-new-cluster `
+      + 'can drop writes the survivor\'s database holds (etcd issue 20009); set spec.version to such a patch release and the survivor is restarted on it'
+    : '';
+  if (survivor && !unsafe) return { type: 'StartSurvivorRecovery', survivor: survivor.name, revision: survivor.revision, reason };
   if (s.rebuildFrom) return { type: 'StartRebuild', from: s.rebuildFrom, reason };
-  const unavailable = s.survivorPolicy && s.survivorPolicy !== 'auto' ? `; survivor ${s.survivorPolicy} is not available` : '';
-  return { type: 'QuorumLost', reason: `${reason}${unavailable}${s.rebuildRefused ? `; ${s.rebuildRefused}` : ''}` };
+  const unavailable = s.survivorPolicy && s.survivorPolicy !== 'auto' && !survivor ? `; survivor ${s.survivorPolicy} is not available` : '';
+  return { type: 'QuorumLost', reason: `${reason}${unavailable}${unsafe}${s.rebuildRefused ? `; ${s.rebuildRefused}` : ''}` };
 }
 
 /** A member that still has its pod and its volume and answers: the named one, or the one furthest along. */

@@ -351,8 +351,13 @@ test('a rebuild first removes every pod and claim of the lost cluster, then boot
 });
 
 test('recovery from a survivor: the furthest one, alone with --force-new-cluster, then restarted without, then the normal rules', () => {
-  const lost = healthy(['a', 'b', 'c'], { claims: ['a'], pods: [pod('a')], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto' });
+  // On a version whose --force-new-cluster keeps what the database holds (3.5.22+): the running 3.5.17 moves to it.
+  const lost = healthy(['a', 'b', 'c'], { claims: ['a'], pods: [pod('a')], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto', targetVersion: '3.5.35' });
   assert.deepEqual(plan(lost), { type: 'StartSurvivorRecovery', survivor: 'a', revision: 33, reason: '2 of 3 members are gone with their data; a majority is lost' });
+  // On 3.5.17 it can drop writes the survivor's database holds (etcd issue 20009): never forced; the spec says what to set.
+  const old = plan({ ...lost, targetVersion: '3.5.17' });
+  assert.equal(old.type, 'QuorumLost');
+  assert.match((old as { reason: string }).reason, /needs etcd 3\.5\.22 or 3\.6\.1 or later: in 3\.5\.17, --force-new-cluster can drop writes .*set spec\.version/);
   assert.match((plan({ ...lost, survivorPolicy: 'b' }) as { reason: string }).reason, /survivor b is not available/, 'a named survivor that is gone: nothing forced');
   assert.equal(plan({ ...lost, survivorPolicy: 'auto', claims: [] }).type, 'QuorumLost', 'a survivor without its volume is not used');
 
@@ -360,7 +365,7 @@ test('recovery from a survivor: the furthest one, alone with --force-new-cluster
   const stopped = { ...lost, survivorRecovery: rec, pods: [pod('a', { terminating: true })] };
   assert.equal(plan(stopped).type, 'Wait', 'the old pod stops first');
   assert.deepEqual(plan({ ...stopped, pods: [], members: undefined }),
-    { type: 'CreatePod', member: 'a', version: '3.5.17', forceNewCluster: true, reason: 'survivor starting alone with --force-new-cluster' });
+    { type: 'CreatePod', member: 'a', version: '3.5.35', forceNewCluster: true, reason: 'survivor starting alone with --force-new-cluster' });
   const alone = { ...stopped, pods: [pod('a', { forced: true })], members: [member('a')], health: [health('a', { isLeader: true })] };
   assert.deepEqual(plan(alone), { type: 'RestartSurvivor', survivor: 'a' });
   assert.equal((plan({ ...alone, survivorRecovery: { survivor: 'a', forced: true }, pods: [], members: undefined }) as { forceNewCluster?: true }).forceNewCluster, undefined,
@@ -411,7 +416,7 @@ test('a learner that never answers is removed after the threshold; one that answ
 });
 
 test('"auto" chooses a survivor only once every member on a volume has answered, or stayed silent past the threshold (finding 8)', () => {
-  const lost = healthy(['a', 'b', 'c', 'd', 'e'], { claims: ['a', 'b'], pods: [pod('a'), pod('b', { ready: false })], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto' });
+  const lost = healthy(['a', 'b', 'c', 'd', 'e'], { claims: ['a', 'b'], pods: [pod('a'), pod('b', { ready: false })], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto', targetVersion: '3.5.35' });
   assert.deepEqual(plan(lost), { type: 'Wait', reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
   assert.equal((plan({ ...lost, health: [...lost.health, health('b', { raftIndex: 90, revision: 40 })] }) as { survivor?: string }).survivor, 'b', 'b answers: the furthest is b');
   assert.equal((plan({ ...lost, silentForMs: { b: 120_000 } }) as { survivor?: string }).survivor, 'a', 'b silent past the threshold: the choice is made without it');

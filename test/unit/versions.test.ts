@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { highestVersion, lowestVersion, upgradeVerdict } from '../../src/etcd/versions.js';
+import { forceNewClusterKeepsData, highestVersion, lowestVersion, upgradeVerdict } from '../../src/etcd/versions.js';
 
 const reason = (running: string[], target: string): string => {
   const v = upgradeVerdict(running, target);
@@ -27,4 +27,9 @@ test('etcd’s upgrade rules: patches both ways, one minor up at a time from a l
   assert.equal(reason(['3.6.5'], 'latest'), 'UnknownVersion');
   assert.equal(reason([], '3.6.5'), 'allowed', 'nothing runs yet');
   assert.equal(reason(['3.4.30'], '3.5.0'), 'allowed', 'no floor is documented for 3.5');
+});
+
+test('--force-new-cluster keeps what the database holds from 3.5.22 and 3.6.1 on (etcd issue 20009), and in every later minor', () => {
+  assert.deepEqual(['3.5.17', '3.5.21', '3.5.22', '3.5.35', '3.6.0', '3.6.1', '3.6.5', '3.7.0', '3.4.27', 'x'].map(forceNewClusterKeepsData),
+    [false, false, true, true, false, true, true, true, false, false]);
 });
