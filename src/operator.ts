@@ -164,7 +164,8 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     await Promise.all(watching);
   };
   const stale = (boundMs: number): string | undefined => {
-    const behind = reflectors.filter((r) => r.staleForMs() >= boundMs).map((r) => `${r.path} (${Math.round(r.staleForMs() / 1000)} s)`);
+    const behind = reflectors.map((r) => ({ path: r.path, ms: r.staleForMs() })).filter((r) => r.ms >= boundMs)
+      .map((r) => `${r.path} (${Math.round(r.ms / 1000)} s)`);
     return behind.length === 0 ? undefined : `caches not known current: ${behind.join(', ')}`;
   };
   return { synced: () => reflectors.every((r) => r.hasSynced), stale, done: run() };

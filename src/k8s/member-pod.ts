@@ -158,7 +158,7 @@ export function corruptionCheckFlags(version: string, periodSeconds: number): st
 }
 
 /** The failure domains members spread over, widest first. */
-export const SPREAD_KEYS = ['topology.kubernetes.io/zone', 'kubernetes.io/hostname'];
+const SPREAD_KEYS = ['topology.kubernetes.io/zone', 'kubernetes.io/hostname'];
 
 /**
  * Where members go. An explicit affinity is the user's placement, taken as it is. Otherwise members spread over

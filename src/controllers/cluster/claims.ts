@@ -9,7 +9,7 @@ import { adoptedFrom, claimCluster, claimOwnership, ownedAsPolicySays, removedMe
 import type { ClaimRetention } from '../../k8s/member-claim.js';
 
 const MERGE = 'application/merge-patch+json';
-const claimPath = (a: ClusterAddress, member: string): string => `/api/v1/namespaces/${a.namespace}/persistentvolumeclaims/${member}`;
+export const claimPath = (a: ClusterAddress, member: string): string => `/api/v1/namespaces/${a.namespace}/persistentvolumeclaims/${member}`;
 
 /** The claims carrying a cluster's labels, sorted: its own, and those a deleted EtcdCluster of its name left behind. */
 export interface SortedClaims {

@@ -9,7 +9,7 @@ import type { ClusterAddress } from '../../etcd/identity.js';
 import { memberPod } from '../../k8s/member-pod.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { claimRetention, memberClaim } from '../../k8s/member-claim.js';
-import { adoptClaim, markRemoved } from './claims.js';
+import { adoptClaim, claimPath, markRemoved } from './claims.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
 export interface ExecutionContext {
@@ -179,5 +179,5 @@ async function deleteMember(x: ExecutionContext, member: string, withClaim: bool
 }
 
 async function deleteClaim(x: ExecutionContext, member: string): Promise<void> {
-  await x.transport.call('DELETE', `/api/v1/namespaces/${x.address.namespace}/persistentvolumeclaims/${member}`).catch(ignoreStatus(404));
+  await x.transport.call('DELETE', claimPath(x.address, member)).catch(ignoreStatus(404));
 }

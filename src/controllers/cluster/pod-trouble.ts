@@ -2,9 +2,9 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER } from '../../k8s/member-pod.js';
 
 /** Why a member pod does not run etcd, as the scheduler or its kubelet says. */
-export type TroubleReason = 'Unschedulable' | 'ImagePullFailed' | 'ContainerFailed' | 'CrashLooping';
+export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping'] as const;
 
-export const TROUBLE_REASONS: readonly string[] = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping'];
+export type TroubleReason = typeof TROUBLE_REASONS[number];
 
 export interface PodTrouble {
   reason: TroubleReason;

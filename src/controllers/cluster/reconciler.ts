@@ -62,7 +62,7 @@ const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt',
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /** Conditions that, in these states, are also a Warning Event: a fault of the spec or of the nodes, a shared failure domain. */
 const WARNED_CONDITIONS: [string, (c: Condition) => boolean][] = [
-  ['Degraded', (c) => c.status === 'True' && [...TROUBLE_REASONS, 'Refused'].includes(c.reason ?? '')],
+  ['Degraded', (c) => c.status === 'True' && [...TROUBLE_REASONS, 'Refused'].some((r) => r === c.reason)],
   ['MembersSpread', (c) => c.status === 'False'],
 ];
 const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
