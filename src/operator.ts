@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
-import type { KubeConfig, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { KubeConfig, V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ApiTransport } from './runtime/transport.js';
 import { Reflector } from './runtime/reflector.js';
@@ -20,6 +21,7 @@ import { EtcdClient } from './etcd/client.js';
 import { resolverLookup } from './etcd/dns-lookup.js';
 import { APP, CLUSTER_LABEL, labelSelector } from './k8s/labels.js';
 import { clusterReconciler } from './controllers/cluster/reconciler.js';
+import { nodeState } from './k8s/node-state.js';
 import { EtcdClients } from './controllers/cluster/tls.js';
 import type { AutoTlsPolicy } from './controllers/cluster/tls.js';
 
@@ -41,6 +43,8 @@ export interface OperatorOptions {
   operatorImage: string;
   /** A member that answers nothing this long is restarted on its volume or, without one, replaced. */
   replaceAfterMs: number;
+  /** A member that answers nothing on a NotReady node this long is removed and replaced on a live node. */
+  replaceOnNodeLossAfterMs: number;
   /** A removed member's claim is kept this long. */
   claimGraceMs: number;
   /** The period of etcd's own comparison of the members' data. */
@@ -55,6 +59,15 @@ const STEP_DOWN_BOUND_MS = 30_000;
  * watch is renewed every 15–30 s and a failing list retried within 45 s, so a working one never comes near.
  */
 const STALE_CACHE_BOUND_MS = 180_000;
+
+/** The key of the EtcdCluster a member pod belongs to, if it is one's. */
+const clusterKeyOf = (p: V1Pod): string[] => {
+  const owner = p.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'EtcdCluster');
+  return owner ? [`${p.metadata?.namespace ?? ''}/${owner.name}`] : [];
+};
+
+/** Node changes that matter to members: lost or back, cordoned or not (not every heartbeat of its status). */
+const nodeStateChanged = (old: V1Node, now: V1Node): boolean => !isDeepStrictEqual(nodeState(old), nodeState(now));
 
 /** Runs the operator until the signal aborts, or until leadership is lost (then a restart stands again). */
 export async function runOperator(o: OperatorOptions, signal: AbortSignal): Promise<void> {
@@ -128,7 +141,9 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   const secrets = new Reflector<V1Secret>(transport, { path: `${scope('/api/v1')}/secrets`, labelSelector: members, onError: onError('secrets') });
   const backups = new Reflector<EtcdBackup>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdbackups`, onError: onError('etcdbackups') });
   const restores = new Reflector<EtcdRestore>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdrestores`, onError: onError('etcdrestores') });
-  const reflectors = [clusters, pods, claims, services, budgets, secrets, backups, restores];
+  // Nodes are cluster-scoped: read-only rights on them are the operator's only cluster-wide ones in a namespaced install.
+  const nodes = new Reflector<V1Node>(transport, { path: '/api/v1/nodes', onError: onError('nodes') });
+  const reflectors = [clusters, pods, claims, services, budgets, secrets, backups, restores, nodes];
   const etcdOptions = { timeoutMs: 2000, signal: active, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
 
   const etcdClients = new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), transport, secrets.store);
@@ -139,11 +154,14 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   });
   const clusterController = controllerOf('etcdcluster', clusterReconciler({
     transport, etcdClients, events,
-    clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store,
-    restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain, settings: { replaceAfterMs: o.replaceAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000 },
+    clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store, nodes: nodes.store,
+    restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain,
+    settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000 },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster')
     // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.
-    .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL]);
+    .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL])
+    // A node lost, cordoned or back: every cluster with a member pod on it looks again.
+    .fansOut(nodes, (n) => pods.store.list().filter((p) => p.spec?.nodeName === n.metadata?.name).flatMap(clusterKeyOf), nodeStateChanged);
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
     operatorImage: o.operatorImage,

@@ -23,6 +23,8 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
   --auto-tls-renew-before S  reissue them, rolling the members, this many seconds before expiry (default 30 days)
   --replace-member-after S  a member that answers nothing for this many seconds is restarted on its volume or,
                            without one, replaced (default 60)
+  --replace-on-node-loss-after S  a member that answers nothing while its node is NotReady is, after this many
+                           seconds of it, removed and replaced on a live node, volume or not (default 30)
   --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
   --corrupt-check-interval S  etcd's leader compares every member's data with its own this often, in seconds
                            (default 600; a mismatch raises CORRUPT); pods made from then on get it
@@ -34,7 +36,7 @@ const OPTIONS = {
   'lease-namespace': { type: 'string' }, 'dns-server': { type: 'string' }, 'cluster-domain': { type: 'string', default: 'cluster.local' },
   workers: { type: 'string', default: '4' }, 'log-level': { type: 'string', default: 'info' },
   'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' }, image: { type: 'string', default: 'etcd-operator:dev' },
-  'replace-member-after': { type: 'string', default: '60' }, 'keep-removed-claims': { type: 'string', default: '600' },
+  'replace-member-after': { type: 'string', default: '60' }, 'replace-on-node-loss-after': { type: 'string', default: '30' }, 'keep-removed-claims': { type: 'string', default: '600' },
   'corrupt-check-interval': { type: 'string', default: '600' },
 } as const;
 
@@ -58,6 +60,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (autoTls.renewBeforeMs >= autoTls.validityMs) throw new UsageError('--auto-tls-renew-before must be shorter than --auto-tls-validity');
   const workers = positive('workers', values.workers);
   const replaceAfterMs = positive('replace-member-after', values['replace-member-after']) * 1000;
+  const replaceOnNodeLossAfterMs = positive('replace-on-node-loss-after', values['replace-on-node-loss-after']) * 1000;
   const claimGraceMs = positive('keep-removed-claims', values['keep-removed-claims']) * 1000;
   const corruptCheckSeconds = positive('corrupt-check-interval', values['corrupt-check-interval']);
   const kubeConfig = loadKubeConfig(values.kubeconfig);
@@ -68,7 +71,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   await runOperator({
     kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
-    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, claimGraceMs, corruptCheckSeconds,
+    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, replaceOnNodeLossAfterMs, claimGraceMs, corruptCheckSeconds,
   }, shutdown.signal);
   return 0;
 }

@@ -17,15 +17,18 @@
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
  *    without one, is removed (to be replaced); under a CORRUPT alarm, the members whose HashKV differs from
  *    that of a quorum are removed and the alarm disarmed once all agree (no quorum agreeing: a person
- *    decides); a member whose pod failed or that answered nothing past the threshold
- *    is restarted on its volume or, without one, replaced. Removal needs healthy voters for a quorum of the
+ *    decides); a member silent on a lost (NotReady) node past its threshold is removed (the fence), its pod
+ *    then deleted without waiting for the node, and it is replaced on a live node, volume or not; a member
+ *    whose pod failed or that answered nothing past the threshold is restarted on its volume or, without
+ *    one, replaced. Removal needs healthy voters for a quorum of the
  *    rest and of the desired size; the leader hands leadership over first. A removed member's claim is kept
  *    for a grace period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.
- * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members still on
- *    an old version first, then members on old settings.
+ * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members on a
+ *    drained node first, then members still on an old version, then members on old settings. A member on a
+ *    drained (cordoned) node gets its replacement first, elsewhere; the scale-down then removes it.
  * 7. Roll members to the target version one at a time, once every member is caught up: a member with a
  *    volume restarts on its data with the new image; one without is replaced by adding a new member first
  *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
@@ -68,6 +71,10 @@ export interface PodView {
   specGeneration?: number;
   /** The node it was scheduled to, once it was. */
   node?: string;
+  /** Its node stopped reporting (NotReady): the pod may be gone with the node, or still run behind a cut. */
+  nodeLost?: true;
+  /** Its node is cordoned or marked for removal: its member moves elsewhere, replacement first. */
+  nodeDraining?: true;
   /** What keeps it from running etcd (for status; the planner acts on facts, not on these reasons). */
   trouble?: { reason: string; message: string };
 }
@@ -127,6 +134,13 @@ export interface ClusterState {
    * while it still serves, and replacing it would cost a voter for nothing.
    */
   silentForMs: Record<string, number>;
+  /** A member that answers nothing while its pod's node is lost is removed after this long, and replaced elsewhere. */
+  replaceOnNodeLossAfterMs: number;
+  /**
+   * How long each listed member has answered nothing with its pod (stopping or not) on a lost node, on the
+   * operator's own clock; others are absent.
+   */
+  strandedForMs: Record<string, number>;
   /** How long each claim of no member (not in etcd's member list, no pod) has been so, on the operator's clock. */
   unclaimedForMs: Record<string, number>;
   /** A removed member's claim is kept this long, then deleted. */
@@ -175,7 +189,8 @@ export type Action =
   | { type: 'PromoteLearner'; memberId: string; member: string }
   | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
   | { type: 'MoveLeader'; toMemberId: string; to: string; reason: string }
-  | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string }
+  /** `force`: deleted at once, without waiting for a kubelet that does not answer (only a pod of no listed member). */
+  | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string; force?: true }
   | { type: 'DeleteClaim'; member: string; reason: string }
   | { type: 'Wait'; reason: string }
   | { type: 'QuorumLost'; reason: string }
@@ -254,7 +269,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   // from an older spec (a version with no image, a node selector no node has) is made again from this one.
   const anyStarted = s.members?.some((m) => m.started) ?? false;
   const outdated = anyStarted ? undefined
-    : pods.find((p) => initial.includes(p.name) && p.neverRan && !p.dataLost && (p.specGeneration ?? 0) < (s.generation ?? 0));
+    : pods.find((p) => initial.includes(p.name) && p.neverRan && !p.dataLost && !p.nodeLost && (p.specGeneration ?? 0) < (s.generation ?? 0));
   if (outdated) return { type: 'DeletePod', member: outdated.name, deleteClaim: false, reason: `its etcd never ran; making it again from generation ${s.generation ?? 0} of the spec` };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
@@ -328,7 +343,12 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 
   // 4. Repairs.
   const orphan = pods.find((p) => !members.some((m) => m.name === p.name));
-  if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: false, reason: 'pod is not a member of the cluster' };
+  if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: false, reason: 'pod is not a member of the cluster', ...(orphan.nodeLost ? { force: true } : {}) };
+  // A removed member's pod on a lost node never stops: the kubelet that would stop it does not answer. Out of
+  // etcd's member list it can never rejoin (the fence), so the pod is deleted without waiting for the node;
+  // should the node come back, its kubelet stops whatever still runs there.
+  const abandoned = s.pods.find((p) => p.terminating && p.nodeLost && !members.some((m) => m.name === p.name));
+  if (abandoned) return { type: 'DeletePod', member: abandoned.name, deleteClaim: false, force: true, reason: `member removed; its node ${abandoned.node ?? ''} is lost, so its pod is deleted without waiting for the node` };
   // A stopping pod is not gone: it may still run (evicted, or on a node that does not answer). Its member is
   // neither restarted beside it nor counted as lost for good; a silent one is judged by the rules below.
   const stopping = (name: string): boolean => s.pods.some((p) => p.name === name && p.terminating);
@@ -346,13 +366,24 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   }
   const gone = podless[0];
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
+  // A member silent on a lost node (dead, or cut off with the member perhaps still running behind the cut) is
+  // removed from etcd first, which fences it for good; its pod is deleted next, and a new member takes its
+  // place on a live node. Its volume stays on the lost node, kept aside as any removed member's claim.
+  const lostPod = (m: MemberView): PodView | undefined => s.pods.find((p) => p.name === m.name && p.nodeLost);
+  const stranded = voters.find((m) => lostPod(m) && !answers(s.health, m.name) && (s.strandedForMs[m.name] ?? 0) > s.replaceOnNodeLossAfterMs);
+  if (stranded) {
+    const reason = `its node ${lostPod(stranded)?.node ?? ''} is lost and it answered nothing for ${Math.round((s.strandedForMs[stranded.name] ?? 0) / 1000)} s since; `
+      + 'removing it (it can never rejoin), then replacing it on a live node';
+    return removal(s, stranded, reason, voters, leader);
+  }
   const corrupt = s.alarms.filter((a) => a.alarm === 'CORRUPT');
   if (corrupt.length > 0) return planCorruption(s, members, voters, leader, corrupt);
   const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
   const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace) : undefined;
   if (recovery) return recovery;
   const failed = (m: MemberView): boolean => podOf(m.name)?.phase === 'Failed';
-  const broken = voters.find((m) => failed(m) || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs);
+  // A member on a lost node is the node-loss rule's: a restart would wait for a kubelet that does not answer.
+  const broken = voters.find((m) => !lostPod(m) && (failed(m) || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs));
   if (broken) {
     const why = failed(broken) ? 'pod failed' : `answered nothing for ${Math.round((s.silentForMs[broken.name] ?? 0) / 1000)} s`;
     // A member with a volume is only ever restarted on its data: replacing it would throw its data away.
@@ -365,17 +396,25 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   // 5. Readiness gate.
   const stopped = voters.find((m) => !podOf(m.name));
   if (stopped) return { type: 'Wait', reason: `the pod of member ${stopped.name} is stopping` };
-  const unready = pods.find((p) => !p.ready);
+  // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer.
+  const unready = pods.find((p) => !p.ready || p.nodeLost);
   if (unready) return { type: 'Wait', reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
   if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
+  // A member on a node being drained moves: its replacement joins elsewhere first (the drained node takes no
+  // new pod), and the scale-down below then removes it. The PodDisruptionBudget refuses its eviction meanwhile.
+  const draining = (m: MemberView): boolean => podOf(m.name)?.nodeDraining === true;
+  const leaving = voters.find(draining);
+  if (leaving && voters.length === s.desiredSize) {
+    return { type: 'AddMember', learner: s.supportsLearners, version, reason: `node ${podOf(leaving.name)?.node ?? ''} is being drained: adding the replacement of ${leaving.name} elsewhere first` };
+  }
   const stale = voters.filter((m) => r.stale.includes(m.name));
   if (voters.length > s.desiredSize) {
-    // Old versions leave first, then old settings: this finishes the replacement of a member without a
-    // volume, whose successor must never be the one removed (names alone would pick it half the time, and
-    // the roll would add and remove successors forever). The leader goes last.
-    const age = (m: MemberView): number => (stale.includes(m) ? 0 : r.reconfigure.includes(m.name) ? 2 : 4);
+    // Members on a drained node leave first, then old versions, then old settings: this finishes the
+    // replacement of a member, whose successor must never be the one removed (names alone would pick it half
+    // the time, and the roll would add and remove successors forever). The leader goes last.
+    const age = (m: MemberView): number => (draining(m) ? -2 : stale.includes(m) ? 0 : r.reconfigure.includes(m.name) ? 2 : 4);
     const rank = (m: MemberView): number => age(m) + (m.name === leader?.name ? 1 : 0);
     const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))[0];
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
@@ -570,6 +609,10 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
   'during a bootstrap, delete only a pod whose etcd never ran, before any member started': (s, a) =>
     a.type !== 'DeletePod' || s.bootstrapped || s.pods.every((p) => !p.bootstrapMembers)
       || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started)),
+  'force-delete only the pod of a member etcd has removed (fenced), never one of a listed member': (s, a) =>
+    a.type !== 'DeletePod' || !a.force || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
+  'a member on a lost node is never restarted (its kubelet does not answer); it is removed first': (s, a) =>
+    !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),
   'never restart a member on a volume that came back empty': (s, a) =>
     !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
 };

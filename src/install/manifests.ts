@@ -6,7 +6,7 @@ import { lockedDownContainer, nonRootPod } from '../k8s/security.js';
 import { allCrds } from '../api/crds.js';
 import type { CrdManifest } from '../api/crds.js';
 import { OPERATOR_VERSION } from '../version.js';
-import { LEASE_RULES, OPERATOR_RULES } from './rbac.js';
+import { LEASE_RULES, NODE_RULES, OPERATOR_RULES } from './rbac.js';
 
 /** How the operator is installed; the Helm chart's values carry the same settings. */
 export interface InstallOptions {
@@ -35,7 +35,7 @@ const RBAC = 'rbac.authorization.k8s.io';
 
 /**
  * Binds the operator's ServiceAccount to a Role in its namespace, or a ClusterRole when it manages every
- * namespace. Leases are granted in its own namespace only, in both modes.
+ * namespace. Leases are granted in its own namespace only, in both modes; nodes are read in both.
  */
 function rbac(o: InstallOptions): InstallObject[] {
   const subjects = [{ kind: 'ServiceAccount', name: NAME, namespace: o.namespace }];
@@ -44,9 +44,17 @@ function rbac(o: InstallOptions): InstallObject[] {
     { apiVersion: `${RBAC}/v1`, kind: 'Role', metadata: meta, rules },
     { apiVersion: `${RBAC}/v1`, kind: 'RoleBinding', metadata: meta, roleRef: { apiGroup: RBAC, kind: 'Role', name: NAME }, subjects },
   ];
-  if (!o.clusterWide) return leaseRole([...OPERATOR_RULES, ...LEASE_RULES]);
+  if (!o.clusterWide) {
+    // The one cluster-scoped right of a namespaced install, named after its namespace: installs in two namespaces do not share it.
+    const nodes = { name: `${NAME}-nodes-${o.namespace}`, labels };
+    return [
+      ...leaseRole([...OPERATOR_RULES, ...LEASE_RULES]),
+      { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', metadata: nodes, rules: NODE_RULES },
+      { apiVersion: `${RBAC}/v1`, kind: 'ClusterRoleBinding', metadata: nodes, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: nodes.name }, subjects },
+    ];
+  }
   return [
-    { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: OPERATOR_RULES },
+    { apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: [...OPERATOR_RULES, ...NODE_RULES] },
     { apiVersion: `${RBAC}/v1`, kind: 'ClusterRoleBinding', metadata: { name: NAME, labels }, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: NAME }, subjects },
     ...leaseRole(LEASE_RULES),
   ];

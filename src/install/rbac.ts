@@ -9,7 +9,7 @@ export interface PolicyRule {
 /**
  * Exactly what the controllers call, resource by resource (a lab test runs every end-to-end suite with these
  * rights alone, so a missing verb fails it). No `*`, no `get` where only the watch cache is read, nothing
- * cluster-scoped.
+ * cluster-scoped (nodes, read-only, are apart: NODE_RULES).
  */
 export const OPERATOR_RULES: PolicyRule[] = [
   // Member pods and one-off snapshot pods; reads come from the watch cache.
@@ -31,4 +31,12 @@ export const OPERATOR_RULES: PolicyRule[] = [
 /** Leader election, in the operator's own namespace only. */
 export const LEASE_RULES: PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+];
+
+/**
+ * Nodes, read-only and cluster-scoped in every install mode: whether a member's node is lost (NotReady) or being
+ * drained. `get` is the fresh read that confirms a node's state before a member on it is removed.
+ */
+export const NODE_RULES: PolicyRule[] = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
 ];

@@ -69,11 +69,22 @@ export class Controller {
 
   /** Reconcile the object of this kind, in the changed object's namespace, that `nameOf` names, if any. */
   maps<T extends KubeObject>(reflector: Reflector<T>, nameOf: (o: T) => string | undefined): this {
-    const enqueue = (o: T): void => {
+    return this.fansOut(reflector, (o) => {
       const name = nameOf(o);
-      if (name) this.queue.add(o.metadata?.namespace ? `${o.metadata.namespace}/${name}` : name);
+      if (!name) return [];
+      return [o.metadata?.namespace ? `${o.metadata.namespace}/${name}` : name];
+    });
+  }
+
+  /**
+   * Reconcile every key `keysOf` gives for a changed object (one a cluster-scoped object concerns, say), on
+   * the updates `relevant` lets through; both the old and the new object are asked.
+   */
+  fansOut<T extends KubeObject>(reflector: Reflector<T>, keysOf: (o: T) => string[], relevant: (old: T, now: T) => boolean = () => true): this {
+    const enqueue = (o: T): void => {
+      for (const key of keysOf(o)) this.queue.add(key);
     };
-    reflector.on({ added: enqueue, updated: (old, o) => { enqueue(old); enqueue(o); }, deleted: enqueue });
+    reflector.on({ added: enqueue, updated: (old, o) => { if (relevant(old, o)) { enqueue(old); enqueue(o); } }, deleted: enqueue });
     return this;
   }
 

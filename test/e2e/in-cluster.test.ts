@@ -72,12 +72,14 @@ test('namespaced RBAC grants the operator its namespace only; cluster-wide RBAC 
   const bed = await testbed(t, 'rbac');
   const ns = bed.namespace;
   install({ ...DEFAULT_INSTALL, namespace: ns });
+  t.after(() => { kubectl(['delete', 'clusterrole,clusterrolebinding', `${NAME}-nodes-${ns}`, '--ignore-not-found']); });
   for (const [verb, resource, subresource] of [['create', 'pods'], ['delete', 'persistentvolumeclaims'], ['update', 'etcdclusters.etcd.database.coreos.com', 'status'],
     ['create', 'leases.coordination.k8s.io'], ['get', 'secrets'], ['patch', 'poddisruptionbudgets.policy']] as const) {
     assert.equal(operatorCan(ns, verb, resource, ns, subresource), true, `may ${verb} ${resource}${subresource ? `/${subresource}` : ''} in its namespace`);
   }
+  for (const verb of ['get', 'list', 'watch']) assert.equal(operatorCan(ns, verb, 'nodes', undefined), true, `may ${verb} nodes (whether a member's node is lost or drained)`);
   const refused: [string, string, string | undefined, string?][] = [
-    ['delete', 'nodes', undefined], ['get', 'secrets', 'kube-system'], ['create', 'pods', 'default'], ['list', 'etcdclusters.etcd.database.coreos.com', 'default'],
+    ['delete', 'nodes', undefined], ['patch', 'nodes', undefined], ['get', 'secrets', 'kube-system'], ['create', 'pods', 'default'], ['list', 'etcdclusters.etcd.database.coreos.com', 'default'],
     ['create', 'clusterroles.rbac.authorization.k8s.io', undefined], ['create', 'rolebindings.rbac.authorization.k8s.io', ns], ['*', '*', ns],
     ['update', 'etcdclusters.etcd.database.coreos.com', ns], ['delete', 'secrets', ns], ['create', 'pods', ns, 'exec'], ['get', 'pods', ns, 'log'], ['delete', 'persistentvolumes', undefined],
   ];

@@ -11,11 +11,14 @@ import { kubectl } from './kubectl.js';
  * The operator's ServiceAccount and RBAC in a test's namespace, exactly as `etcd-operator manifests` makes them
  * (namespaced mode), and a kubeconfig that carries that ServiceAccount's token: an operator started with it has
  * those rights and no others; it reaches the API server at `serverUrl` when given (a relay). Removed when the test
- * ends (with the namespace).
+ * ends (with the namespace; the cluster-scoped node reader explicitly).
  */
 export function operatorKubeconfig(t: TestContext, namespace: string, serverUrl?: string): string {
   const rbac = operatorObjects({ ...DEFAULT_INSTALL, namespace }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'Deployment');
   kubectl(['apply', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
+  // The node-reading ClusterRole and its binding are not in the namespace: they go when the test ends.
+  const clusterScoped = rbac.filter((o) => o.kind?.startsWith('Cluster')).map((o) => `${o.kind?.toLowerCase() ?? ''}/${o.metadata?.name ?? ''}`);
+  t.after(() => { kubectl(['delete', '--ignore-not-found', ...clusterScoped]); });
   const token = kubectl(['-n', namespace, 'create', 'token', NAME, '--duration', '3h']).trim();
   const server = adminKubeConfig().getCurrentCluster();
   if (!server) throw new Error('the admin kubeconfig has no cluster');

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_INSTALL, installManifests, operatorObjects } from '../../src/install/manifests.js';
-import { LEASE_RULES, OPERATOR_RULES } from '../../src/install/rbac.js';
+import { LEASE_RULES, NODE_RULES, OPERATOR_RULES } from '../../src/install/rbac.js';
 
 const kinds = (o: Parameters<typeof operatorObjects>[0]): string[] => operatorObjects(o).map((x) => x.kind ?? '');
 
@@ -16,19 +16,23 @@ test('RBAC names every verb and resource: no wildcards, nothing cluster-scoped, 
   }
 });
 
-test('namespaced mode: a Role with the operator and lease rules in its namespace, no cluster-wide object', () => {
+test('namespaced mode: a Role with the operator and lease rules in its namespace; cluster-wide, only nodes read, named after the namespace', () => {
   const objects = operatorObjects({ ...DEFAULT_INSTALL, namespace: 'etcd' });
-  assert.deepEqual(objects.map((x) => x.kind), ['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'Deployment']);
+  assert.deepEqual(objects.map((x) => x.kind), ['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Deployment']);
   const role = objects.find((x) => x.kind === 'Role') as { rules: unknown[]; metadata: { namespace: string } };
   assert.deepEqual(role.rules, [...OPERATOR_RULES, ...LEASE_RULES]);
   assert.equal(role.metadata.namespace, 'etcd');
+  const nodes = objects.find((x) => x.kind === 'ClusterRole') as { rules: { verbs: string[] }[]; metadata: { name: string } };
+  assert.deepEqual(nodes.rules, NODE_RULES);
+  assert.deepEqual(nodes.rules.flatMap((r) => r.verbs), ['get', 'list', 'watch'], 'read-only');
+  assert.equal(nodes.metadata.name, 'etcd-operator-nodes-etcd');
   assert.ok(!kinds({ ...DEFAULT_INSTALL }).includes('Namespace'), 'the default namespace is not declared');
 });
 
 test('cluster-wide mode: a ClusterRole for the operator rules, leases still a Role of its own namespace', () => {
   const objects = operatorObjects({ ...DEFAULT_INSTALL, namespace: 'etcd', clusterWide: true });
   assert.deepEqual(objects.map((x) => x.kind), ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Deployment']);
-  assert.deepEqual((objects.find((x) => x.kind === 'ClusterRole') as { rules: unknown[] }).rules, OPERATOR_RULES);
+  assert.deepEqual((objects.find((x) => x.kind === 'ClusterRole') as { rules: unknown[] }).rules, [...OPERATOR_RULES, ...NODE_RULES]);
   assert.deepEqual((objects.find((x) => x.kind === 'Role') as { rules: unknown[] }).rules, LEASE_RULES);
   const deployment = objects.find((x) => x.kind === 'Deployment') as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
   const args = deployment.spec.template.spec.containers[0]?.args ?? [];
@@ -53,6 +57,6 @@ test('the Deployment: one leader-elected replica, non-root, read-only root, no c
 
 test('installManifests is one YAML stream: the three CRDs, then the operator objects', () => {
   const docs = parseAllDocuments(installManifests(DEFAULT_INSTALL)).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
-  assert.deepEqual(docs.map((d) => d.kind), ['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'ServiceAccount', 'Role', 'RoleBinding', 'Deployment']);
+  assert.deepEqual(docs.map((d) => d.kind), ['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Deployment']);
   assert.deepEqual(docs.slice(0, 3).map((d) => d.metadata.name), ['etcdclusters.etcd.database.coreos.com', 'etcdbackups.etcd.database.coreos.com', 'etcdrestores.etcd.database.coreos.com']);
 });

@@ -16,7 +16,12 @@ const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
   ready: fc.boolean(), terminating: fc.boolean(), version: fc.constantFrom(...VERSIONS), config: fc.constantFrom('', 'x'),
   forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
   neverRan: fc.boolean(), specGeneration: fc.integer({ min: 1, max: 3 }),
-}).map(({ bootstrap, neverRan, ...p }) => ({ name, ...p, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) }));
+  // Its node: mostly fine, sometimes lost (NotReady), sometimes being drained.
+  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining'),
+}).map(({ bootstrap, neverRan, node, ...p }) => ({
+  name, ...p, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}),
+  ...(node === 'lost' ? { nodeLost: true as const } : node === 'draining' ? { nodeDraining: true as const } : {}),
+}));
 
 const memberOf = (name: string): fc.Arbitrary<MemberView> =>
   fc.record({ isLearner: fc.boolean(), started: fc.boolean() }).map((m) => ({ id: `id-${name}`, name, ...m }));
@@ -32,6 +37,7 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   podNames: someNames, claims: someNames, memberNames: fc.option(someNames, { nil: undefined }), answering: someNames,
   leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }), recordedMembers: someNames,
   silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
+  stranded: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 100_000 })),
   unclaimed: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 2_000_000 })),
   alarms: fc.array(fc.record({ memberId: fc.constantFrom('0', ...NAMES.map((n) => `id-${n}`)), alarm: fc.constantFrom<AlarmView['alarm']>('NOSPACE', 'CORRUPT') }), { maxLength: 2 }),
   targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
@@ -47,7 +53,7 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   desiredSize: g.desiredSize, generation: g.generation, paused: false, bootstrapped: g.bootstrapped,
   pods, claims: g.claims, retained: g.retained, members, recordedMembers: g.recordedMembers,
   health: health.map((h) => ({ ...h, isLeader: h.name === g.leader })),
-  supportsLearners: true, replaceAfterMs: 60_000, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
+  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
   targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
   ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
@@ -69,7 +75,7 @@ test('a member whose stopping pod found its volume empty is not restarted on it 
     desiredSize: 5, paused: false, bootstrapped: true, pods: [pod('b'), pod('e')], claims: ['b'], retained: [],
     members: [{ id: 'id-b', name: 'b', isLearner: false, started: true }], recordedMembers: [],
     health: [{ name: 'b', isLeader: false, dbSizeInUse: 0, raftIndex: 0, revision: 1, dbSize: 0 }],
-    supportsLearners: true, replaceAfterMs: 60_000, silentForMs: { b: 108_000 }, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100,
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: { b: 108_000 }, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100,
     targetVersion: '3.6.5', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
   };
   const action = plan(s);

@@ -15,7 +15,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [], retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
   };
 }
@@ -426,4 +426,50 @@ test('"auto" chooses a survivor only once every member on a volume has answered,
 test('a backup too old for the restore policy is not rebuilt from: the loss is reported with the reason (finding 6)', () => {
   const lost = healthy(['a', 'b', 'c'], { pods: [pod('a')], health: [health('a')], rebuildRefused: 'the newest backup of EtcdBackup nightly is 90000 s old' });
   assert.deepEqual(plan(lost), { type: 'QuorumLost', reason: '2 of 3 members are gone with their data; a majority is lost; the newest backup of EtcdBackup nightly is 90000 s old' });
+});
+
+test('node loss: a member silent on a lost node past the threshold is removed first (the fence), even on a volume; before that, nothing', () => {
+  const lost = { pods: [pod('a'), pod('b'), pod('c', { nodeLost: true, ready: false, node: 'n3' })], health: [health('a', { isLeader: true }), health('b')] };
+  const early = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 20_000 } }));
+  assert.deepEqual(early, { type: 'Wait', reason: 'member c is not ready' }, 'not restarted on its volume: its kubelet does not answer');
+  const removed = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 31_000 } }));
+  assert.equal(removed.type, 'RemoveMember');
+  assert.match((removed as { reason: string }).reason, /node n3 is lost and it answered nothing for 31 s/);
+  assert.equal(plan(healthy(['a', 'b', 'c'], { ...lost, strandedForMs: { c: 31_000 } })).type, 'RemoveMember', 'without a volume the same');
+  // One that answers (its kubelet lost the API server, etcd did not) stays.
+  assert.equal(plan(healthy(['a', 'b', 'c'], { pods: lost.pods, strandedForMs: { c: 31_000 } })).type, 'Wait');
+});
+
+test('node loss: never below a quorum of the desired size; one at a time', () => {
+  const pods = [pod('a'), pod('b', { nodeLost: true }), pod('c', { nodeLost: true })];
+  const s = healthy(['a', 'b', 'c'], { pods, health: [health('a', { isLeader: true })], strandedForMs: { b: 40_000, c: 40_000 } });
+  assert.equal(plan(s).type, 'Wait', 'two of three lost: a quorum is lost, nothing is removed');
+  const five = healthy(['a', 'b', 'c', 'd', 'e'], {
+    pods: ['a', 'b', 'c', 'd', 'e'].map((n) => pod(n, n === 'd' || n === 'e' ? { nodeLost: true } : {})),
+    health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })), strandedForMs: { d: 40_000, e: 40_000 },
+  });
+  assert.deepEqual(plan(five), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'its node  is lost and it answered nothing for 40 s since; removing it (it can never rejoin), then replacing it on a live node' });
+});
+
+test('node loss: the removed member\'s pod is deleted at once (force) wherever its node is lost, then a replacement is added', () => {
+  const base = healthy(['a', 'b'], { desiredSize: 3 });
+  const stuck = plan({ ...base, pods: [...base.pods, pod('c', { nodeLost: true, terminating: true, node: 'n3' })] });
+  assert.deepEqual(stuck, { type: 'DeletePod', member: 'c', deleteClaim: false, force: true, reason: 'member removed; its node n3 is lost, so its pod is deleted without waiting for the node' });
+  const running = plan({ ...base, pods: [...base.pods, pod('c', { nodeLost: true })] });
+  assert.deepEqual(running, { type: 'DeletePod', member: 'c', deleteClaim: false, force: true, reason: 'pod is not a member of the cluster' });
+  const elsewhere = plan({ ...base, pods: [...base.pods, pod('c', { terminating: true })] });
+  assert.equal(elsewhere.type, 'AddMember', 'a stopping pod on a live node is left to stop');
+  // A listed member's pod is never force-deleted: it could still run, and a pod of the same name would join beside it.
+  const listed = plan(healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { nodeLost: true, terminating: true })], health: [health('a', { isLeader: true }), health('b')] }));
+  assert.notEqual((listed as { force?: true }).force, true);
+});
+
+test('drain: a member on a cordoned node gets its replacement first, then is the one removed; the leader hands over first', () => {
+  const pods = [pod('a'), pod('b', { nodeDraining: true, node: 'n2' }), pod('c')];
+  assert.deepEqual(plan(healthy(['a', 'b', 'c'], { pods })), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'node n2 is being drained: adding the replacement of b elsewhere first' });
+  const four = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, pods: [...pods, pod('d')] });
+  assert.deepEqual(plan(four), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' });
+  const leading = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, pods: [pod('a', { nodeDraining: true }), pod('b'), pod('c'), pod('d')] });
+  assert.equal(plan(leading).type, 'MoveLeader');
+  assert.equal(plan(healthy(['a', 'b', 'c'], { pods: pods.map((p) => ({ ...p, ready: p.name !== 'c' })) })).type, 'Wait', 'not while a member is unready');
 });

@@ -96,7 +96,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       await deleteClaim(x, action.member);
       return 1000;
     case 'DeletePod':
-      await deleteMember(x, action.member, action.deleteClaim);
+      await deleteMember(x, action.member, action.deleteClaim, action.force);
       return 1000;
     case 'Compact':
       // Done already if an earlier attempt landed before its answer was lost.
@@ -173,8 +173,9 @@ async function createMember(
   if (created) x.log.info({ member, version, state }, 'member pod created');
 }
 
-async function deleteMember(x: ExecutionContext, member: string, withClaim: boolean): Promise<void> {
-  await x.transport.call('DELETE', `/api/v1/namespaces/${x.address.namespace}/pods/${member}`).catch(ignoreStatus(404));
+/** Deletes a member's pod (at once, with `force`: no grace period, no wait for its kubelet) and perhaps its claim. */
+async function deleteMember(x: ExecutionContext, member: string, withClaim: boolean, force?: true): Promise<void> {
+  await x.transport.call('DELETE', `/api/v1/namespaces/${x.address.namespace}/pods/${member}${force ? '?gracePeriodSeconds=0' : ''}`).catch(ignoreStatus(404));
   if (withClaim) await deleteClaim(x, member);
 }
 

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import { ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime/controller.js';
@@ -14,10 +14,11 @@ import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
-import { plan, votersOf } from '../../etcd/planner.js';
+import { plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
-import { memberDisruptionBudget, minAvailable } from '../../k8s/disruption-budget.js';
+import { BUDGET_TERMS, budgetCurrent, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
+import { nodeState } from '../../k8s/node-state.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import type { Outcome } from './execute.js';
@@ -44,6 +45,8 @@ export interface ClusterReconcilerDeps {
   claims: Store<V1PersistentVolumeClaim>;
   services: Store<V1Service>;
   budgets: Store<V1PodDisruptionBudget>;
+  /** The cluster's nodes: whether a member's node is lost or being drained. */
+  nodes: Store<V1Node>;
   /** Operator-made Secrets (auto TLS). */
   secrets: Store<V1Secret>;
   restores: Store<EtcdRestore>;
@@ -58,6 +61,8 @@ export interface ClusterReconcilerDeps {
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
 /** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
 const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
+/** A forced pod deletion drops the pod object while its containers may still run: it must be of a removed member. */
+const irreversible = (a: Action): boolean => IRREVERSIBLE.includes(a.type) || (a.type === 'DeletePod' && a.force === true);
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /** Conditions that, in these states, are also a Warning Event: a fault of the spec or of the nodes, a shared failure domain. */
@@ -70,6 +75,7 @@ const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'Upgrad
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const silence = new Durations();
+  const lostNode = new Durations();
   const unclaimed = new Durations();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
@@ -79,8 +85,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
     // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
-      silence.forget(key);
-      unclaimed.forget(key);
+      for (const durations of [silence, lostNode, unclaimed]) durations.forget(key);
       refusals.delete(key);
       return undefined;
     }
@@ -109,11 +114,12 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     const claims = sortClaims(d.claims.withLabels(clusterLabels(name), namespace), uid, cluster.status?.bootstrapped ?? false, restore === undefined);
     await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
-    const cached = await observe(d.pods.ownedBy(uid), claims, etcd, address, false);
+    const pods = d.pods.ownedBy(uid);
+    const cached = await observe(pods, nodesOf(pods, (n) => Promise.resolve(d.nodes.get(undefined, n))), claims, etcd, address, false);
     const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
     const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore });
     const action = plan(state);
-    if (IRREVERSIBLE.includes(action.type)) {
+    if (irreversible(action)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
       // undone is taken only if a fresh read of the API and of etcd's member list (linearizable while a quorum
       // can give one) plans it again.
@@ -144,7 +150,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, 'etcd refused for now; retrying until it accepts');
       refusals.set(key, outcome.refused);
     }
-    await ensureDisruptionBudget(d, address, uid, minAvailable(Math.max(cluster.spec.size, votersOf(state.members).length)));
+    await ensureDisruptionBudget(d, address, uid);
 
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), refusal));
@@ -178,23 +184,31 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const bootstrapped = fresh.status?.bootstrapped ?? false;
     const restore = bootstrapped ? undefined : restoreSource(d, fresh);
     const claims = sortClaims(await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), uid, bootstrapped, restore === undefined);
-    const { observed } = await observe(pods, claims, etcd, address, linearizable);
+    const node = (n: string): Promise<V1Node | undefined> => d.transport.call('GET', `/api/v1/nodes/${n}`).then((o) => o as V1Node, (err: unknown) => {
+      ignoreStatus(404)(err);
+      return undefined;
+    });
+    const { observed } = await observe(pods, nodesOf(pods, node), claims, etcd, address, linearizable);
     return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore }));
   }
 
   /**
-   * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh) and each
-   * claim of no member (per claim). Without a member list neither is judged, and both start again.
+   * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh), its
+   * silence on a lost node (stopping pods too: one on a lost node never stops), and each claim of no member
+   * (per claim). Without a member list none is judged, and all start again.
    */
   function clock(scope: string, o: Observed, liveClaims: V1PersistentVolumeClaim[], nowMs: number): Timings {
     const listed = new Set((o.members ?? []).map(memberName));
-    const silent = o.members ? o.pods.filter((p) => listed.has(p.metadata?.name ?? '') && !p.metadata?.deletionTimestamp && !o.statuses.has(p.metadata?.name ?? '')) : [];
+    const unanswering = o.members ? o.pods.filter((p) => listed.has(p.metadata?.name ?? '') && !o.statuses.has(p.metadata?.name ?? '')) : [];
+    const silent = unanswering.filter((p) => !p.metadata?.deletionTimestamp);
+    const stranded = unanswering.filter((p) => nodeState(o.nodes.get(p.spec?.nodeName ?? '')).lost);
     const orphaned = o.members ? liveClaims.filter((c) => !listed.has(c.metadata?.name ?? '') && !o.pods.some((p) => p.metadata?.name === c.metadata?.name)) : [];
     const byName = (durations: Map<string, number>): Record<string, number> =>
       Object.fromEntries([...durations].map(([k, ms]) => [k.split(' ')[0] ?? '', ms]));
     const keyOf = (x: V1Pod | V1PersistentVolumeClaim): string => `${x.metadata?.name ?? ''} ${x.metadata?.uid ?? ''}`;
     return {
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
+      strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
       unclaimedForMs: byName(unclaimed.observe(scope, orphaned.map(keyOf), nowMs)),
     };
   }
@@ -202,11 +216,18 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 
 const clusterPath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
 
-/** What the planner is given: the cluster's pods and claims, and etcd's view through them. */
-async function observe(pods: V1Pod[], claims: SortedClaims, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
+/** The nodes the pods are scheduled to, by name, each read with `read`. */
+async function nodesOf(pods: V1Pod[], read: (name: string) => Promise<V1Node | undefined>): Promise<Map<string, V1Node>> {
+  const names = [...new Set(pods.map((p) => p.spec?.nodeName ?? '').filter((n) => n !== ''))];
+  const nodes = await Promise.all(names.map(async (n) => [n, await read(n)] as const));
+  return new Map(nodes.flatMap(([n, node]) => (node ? [[n, node] as const] : [])));
+}
+
+/** What the planner is given: the cluster's pods, their nodes and claims, and etcd's view through them. */
+async function observe(pods: V1Pod[], nodes: Promise<Map<string, V1Node>>, claims: SortedClaims, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
   const liveClaims = claims.own;
   const etcdView = await observeEtcd(etcd, address, pods, linearizable);
-  const observed: Observed = { pods, claims: liveClaims.map((c) => c.metadata?.name ?? ''), retained: claims.retained, ...etcdView };
+  const observed: Observed = { pods, nodes: await nodes, claims: liveClaims.map((c) => c.metadata?.name ?? ''), retained: claims.retained, ...etcdView };
   return { observed, liveClaims, etcdView };
 }
 
@@ -257,12 +278,13 @@ async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: 
   }
 }
 
-async function ensureDisruptionBudget(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string, minAvailable: number): Promise<void> {
+/** Makes the budget, or brings one an earlier version made (by minAvailable) to the spec of this one. */
+async function ensureDisruptionBudget(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string): Promise<void> {
   const existing = d.budgets.get(a.namespace, a.cluster);
   const path = `/apis/policy/v1/namespaces/${a.namespace}/poddisruptionbudgets`;
   if (!existing) {
-    await d.transport.call('POST', path, memberDisruptionBudget(a, uid, minAvailable)).catch(ignoreStatus(409));
-  } else if (existing.spec?.minAvailable !== minAvailable) {
-    await d.transport.call('PATCH', `${path}/${a.cluster}`, { spec: { minAvailable } }, 'application/merge-patch+json');
+    await d.transport.call('POST', path, memberDisruptionBudget(a, uid)).catch(ignoreStatus(409));
+  } else if (!budgetCurrent(existing)) {
+    await d.transport.call('PATCH', `${path}/${a.cluster}`, { spec: { ...BUDGET_TERMS, minAvailable: null } }, 'application/merge-patch+json');
   }
 }

@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { BackupView, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../etcd/planner.js';
 import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
@@ -8,6 +8,7 @@ import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import { etcdNeverRan, podTrouble } from './pod-trouble.js';
+import { nodeState } from '../../k8s/node-state.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
 const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready');
@@ -27,8 +28,9 @@ function dataLost(pod: V1Pod): boolean {
  */
 const restoring = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) => c.name === RESTORE_STEP) ?? false;
 
-export function podView(pod: V1Pod): PodView {
+export function podView(pod: V1Pod, node?: V1Node): PodView {
   const isReady = podReady(pod);
+  const { lost, draining } = nodeState(node);
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
   const trouble = podTrouble(pod);
   return {
@@ -43,6 +45,7 @@ export function podView(pod: V1Pod): PodView {
     ...(etcdNeverRan(pod) ? { neverRan: true } : {}),
     specGeneration: Number(pod.metadata?.annotations?.[ANNOTATION_SPEC_GENERATION] ?? 0),
     ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
+    ...(lost ? { nodeLost: true } : !draining ? {} : { nodeDraining: true }),
     ...(trouble ? { trouble } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
@@ -57,6 +60,8 @@ export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({
 /** What a pass observes: the cluster's pods and claims, and etcd's view through them. */
 export interface Observed extends EtcdView {
   pods: V1Pod[];
+  /** The nodes the pods are on, by name (a node missing here is judged neither lost nor drained). */
+  nodes: Map<string, V1Node>;
   claims: string[];
   retained: RetainedClaim[];
 }
@@ -66,6 +71,7 @@ const ETCD_DEFAULT_QUOTA_BYTES = 2 * 1024 ** 3;
 
 export interface PlannerSettings {
   replaceAfterMs: number;
+  replaceOnNodeLossAfterMs: number;
   claimGraceMs: number;
   learnerMaxLag: number;
 }
@@ -73,6 +79,7 @@ export interface PlannerSettings {
 /** What the operator's own clock says of a cluster's members and claims (see Durations). */
 export interface Timings {
   silentForMs: Record<string, number>;
+  strandedForMs: Record<string, number>;
   unclaimedForMs: Record<string, number>;
 }
 
@@ -96,7 +103,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     generation: cluster.metadata.generation ?? 0,
     paused: cluster.spec.paused ?? false,
     bootstrapped: cluster.status?.bootstrapped ?? false,
-    pods: o.pods.map(podView),
+    pods: o.pods.map((p) => podView(p, o.nodes.get(p.spec?.nodeName ?? ''))),
     claims: o.claims,
     // The backup's claim may attach to one node only (ReadWriteOnce): one founder restores from it.
     ...(restore?.volume ? { singleFounder: true } : {}),
