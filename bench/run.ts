@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: each scenario several times on the lab, in one run; writes bench/results/latest.json and
  * latest.md with medians, min, max and ratios. Runs per scenario: BENCH_RUNS (default 5). BENCH_SCENARIOS picks
- * some of `bringup,scale,failover,upgrade,many,backup` (default all); BENCH_CLUSTERS sizes `many` (default 20).
+ * some of `bringup,scale,failover,nodeloss,drain,upgrade,many,backup` (default all); BENCH_CLUSTERS sizes `many`
+ * (default 20).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -19,10 +20,11 @@ import type { BackupThroughput } from './backup-throughput.js';
 import { benchCluster, inNamespace } from './bench-cluster.js';
 import { failover, rollingUpgrade, scaling } from './lifecycle.js';
 import { manyClusters } from './many-clusters.js';
+import { drainAll, nodeLoss } from './node-loss.js';
 import type { ManyClusters } from './many-clusters.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,scale,failover,upgrade,many,backup').split(','));
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,scale,failover,nodeloss,drain,upgrade,many,backup').split(','));
 const clusterCount = Number(process.env.BENCH_CLUSTERS ?? 20);
 const core = adminKubeConfig().makeApiClient(CoreV1Api);
 const transport = new ApiTransport(adminKubeConfig());
@@ -67,7 +69,7 @@ async function measure(name: string, run: () => Promise<number>): Promise<Summar
   return summarise(samples);
 }
 
-function report(rows: Row[], many: ManyClusters | undefined, backup: BackupThroughput | undefined, upgradeLoss: string | undefined): string {
+function report(rows: Row[], many: ManyClusters | undefined, backup: BackupThroughput | undefined, losses: string[]): string {
   const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} | ${r.ratio ? `${r.ratio.value} (${r.ratio.to})` : ''} |`);
   const manyLines = many ? [
@@ -89,7 +91,7 @@ function report(rows: Row[], many: ManyClusters | undefined, backup: BackupThrou
     `# Benchmarks, ${new Date().toISOString()}`, '',
     `Machine: ${machine}. Kubernetes ${lab().kubernetesVersion}, etcd images ${lab().etcdImages.join(', ')}. Medians of ${runs} runs unless said.`, '',
     '| scenario | runs | median ms | min ms | max ms | ratio of medians |', '|---|---|---|---|---|---|', ...table, '',
-    ...(upgradeLoss ? [upgradeLoss, ''] : []), ...manyLines, ...backupLines,
+    ...(losses.length > 0 ? [losses.join(' '), ''] : []), ...manyLines, ...backupLines,
   ].join('\n');
 }
 
@@ -109,7 +111,7 @@ async function main(): Promise<void> {
   for (const crd of allCrds()) await ensureCrd(transport, crd);
   const operator = spawnOperator();
   let many: ManyClusters | undefined;
-  let upgradeLoss: string | undefined;
+  const losses: string[] = [];
   try {
     for (const members of scenarios.has('bringup') ? sizes : []) {
       const summary = await measure(`operator-${members}`, () => operatorBringUp(members, version));
@@ -130,11 +132,23 @@ async function main(): Promise<void> {
       rows.push({ scenario: 'failover: follower pod deleted → operator first acts (detection)', summary: summarise(f.detection) },
         { scenario: 'failover: follower pod deleted → back at 3, all ready (MTTR)', summary: recovery, ...(join ? { ratio: ratio(recovery, join, 'a fresh join, 3 → 4') } : {}) });
     }
+    if (scenarios.has('nodeloss')) {
+      const n = await nodeLoss(core, transport, runs, version);
+      rows.push({ scenario: 'node kill (the leader\'s, no volumes) → back at 3, all ready (MTTR)', summary: summarise(n.total) },
+        { scenario: 'node kill: node seen NotReady → back at 3 (the operator\'s share, 30 s threshold included)', summary: summarise(n.afterNotReady) });
+      losses.push(`Node kills: ${n.lost} acknowledged writes lost.`);
+    }
+    if (scenarios.has('drain')) {
+      const d = await drainAll(core, transport, Math.min(runs, 3), version);
+      rows.push({ scenario: 'drain all 3 nodes in turn (3 members on volumes): total', summary: summarise(d.total) },
+        { scenario: 'drain all 3 nodes: longest gap between acknowledged writes', summary: summarise(d.longestGap) });
+      losses.push(`Drains: ${d.lost} acknowledged writes lost.`);
+    }
     if (scenarios.has('upgrade')) {
       const u = await rollingUpgrade(core, transport, Math.min(runs, 3), version, nextVersion);
       rows.push({ scenario: `rolling upgrade ${version} → ${nextVersion}, 3 members without volumes: total`, summary: summarise(u.total) },
         { scenario: 'rolling upgrade: longest gap between acknowledged writes of a continuous client', summary: summarise(u.longestGap) });
-      upgradeLoss = `Rolling upgrades: ${u.acknowledged} writes acknowledged during the rolls, ${u.lost} lost.`;
+      losses.push(`Rolling upgrades: ${u.acknowledged} writes acknowledged during the rolls, ${u.lost} lost.`);
     }
     if (scenarios.has('many')) many = await manyClusters(core, transport, operator, clusterCount, version, 2);
   } finally {
@@ -150,7 +164,7 @@ async function main(): Promise<void> {
   const versions = { kubernetes: lab().kubernetesVersion, etcdImages: lab().etcdImages };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows, many, backup }, null, 2)}\n`);
-  const text = report(rows, many, backup, upgradeLoss);
+  const text = report(rows, many, backup, losses);
   writeFileSync('bench/results/latest.md', text);
   process.stdout.write(`${text}\n`);
 }

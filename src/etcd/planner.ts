@@ -69,8 +69,9 @@ export interface PodView {
   neverRan?: true;
   /** The cluster's generation it was made from (0 when unknown). */
   specGeneration?: number;
-  /** The node it was scheduled to, once it was. */
+  /** The node it was scheduled to, once it was, and that node's zone (topology.kubernetes.io/zone), if known. */
   node?: string;
+  zone?: string;
   /** Its node stopped reporting (NotReady): the pod may be gone with the node, or still run behind a cut. */
   nodeLost?: true;
   /** Its node is cordoned or marked for removal: its member moves elsewhere, replacement first. */

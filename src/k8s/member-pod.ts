@@ -9,6 +9,7 @@ import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOT
 import { MEMBER_TLS_DIR, SECRET_KEYS } from './tls-secrets.js';
 import type { TlsSecretNames } from './tls-secrets.js';
 import { ownedByCluster } from './owner.js';
+import { ZONE_LABEL } from './node-state.js';
 
 export const METRICS_PORT = 8080;
 export const DATA_DIR = '/var/etcd/data';
@@ -158,7 +159,7 @@ export function corruptionCheckFlags(version: string, periodSeconds: number): st
 }
 
 /** The failure domains members spread over, widest first. */
-const SPREAD_KEYS = ['topology.kubernetes.io/zone', 'kubernetes.io/hostname'];
+const SPREAD_KEYS = [ZONE_LABEL, 'kubernetes.io/hostname'];
 
 /**
  * Where members go. An explicit affinity is the user's placement, taken as it is. Otherwise members spread over

@@ -6,6 +6,9 @@ import type { V1Node } from '@kubernetes/client-node';
  */
 const REMOVAL_TAINTS = ['ToBeDeletedByClusterAutoscaler', 'karpenter.sh/disrupted'];
 
+/** The well-known label of a node's zone. */
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+
 /** What the planner needs of the node a member pod runs on. */
 export interface NodeState {
   /** The node's kubelet has stopped reporting (Ready is False or Unknown): the node is dead, or cut off. */

@@ -105,7 +105,11 @@ test('status tells what is observed: members that do not answer are not "all rea
 test('members sharing a node are said to, naming them and the node', () => {
   const on = (nodes: string[]): ClusterState => state({ pods: state().pods.map((p, i) => ({ ...p, node: nodes[i] ?? '' })) });
   const spread = clusterStatus(cluster(), on(['n1', 'n2', 'n3']), { type: 'Steady' }, new Map(), NOW);
-  assert.deepEqual(pick(spread.conditions?.find((c) => c.type === 'MembersSpread')), { status: 'True', reason: 'OnePerNode', message: 'no two members share a node' });
+  assert.deepEqual(pick(spread.conditions?.find((c) => c.type === 'MembersSpread')), { status: 'True', reason: 'OnePerNode', message: 'no two members share a node, and no zone holds a quorum of them' });
+  const zoned = (zones: string[]): ClusterState => state({ pods: state().pods.map((p, i) => ({ ...p, node: `n${i}`, zone: zones[i] ?? '' })) });
+  assert.deepEqual(pick(clusterStatus(cluster(), zoned(['z1', 'z2', 'z1']), { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread')),
+    { status: 'False', reason: 'QuorumInOneZone', message: 'a quorum of the members shares a zone: a, c in z1; losing that zone stops the cluster' });
+  assert.equal(clusterStatus(cluster(), zoned(['z1', 'z2', 'z3']), { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread')?.status, 'True');
   const shared = clusterStatus(cluster(), on(['n2', 'n1', 'n2']), { type: 'Steady' }, new Map(), NOW);
   assert.deepEqual(pick(shared.conditions?.find((c) => c.type === 'MembersSpread')),
     { status: 'False', reason: 'SharedNode', message: 'members share a node: a, c on n2; losing that node loses them together' });

@@ -24,14 +24,30 @@ function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'
   return { type: 'UpgradeRefused', status: 'False', reason: 'VersionAccepted', message: `version ${s.targetVersion} accepted` };
 }
 
-/** Whether members share a node, which one node's loss would take together (the scheduler spreads them as it can). */
+/** Members by where they run (a node, a zone), for the places holding at least `least` of them. */
+function gathered(memberPods: PodView[], placeOf: (p: PodView) => string | undefined, least: number): [string, string[]][] {
+  const by = new Map<string, string[]>();
+  for (const p of memberPods) {
+    const place = placeOf(p);
+    if (place) by.set(place, [...(by.get(place) ?? []), p.name]);
+  }
+  return [...by].filter(([, members]) => members.length >= least).sort(([a], [b]) => a.localeCompare(b));
+}
+
+/**
+ * Whether members share a node, which one node's loss would take together, or a zone holds a quorum of them,
+ * so that one zone's loss would stop the cluster (the scheduler spreads them as it can; with more members
+ * than zones, some share a zone, and that alone is no warning).
+ */
 function spreadCondition(memberPods: PodView[]): Omit<Condition, 'lastTransitionTime'> {
-  const byNode = new Map<string, string[]>();
-  for (const p of memberPods) if (p.node) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p.name]);
-  const shared = [...byNode].filter(([, members]) => members.length > 1).sort(([a], [b]) => a.localeCompare(b));
-  if (shared.length === 0) return { type: 'MembersSpread', status: 'True', reason: 'OnePerNode', message: 'no two members share a node' };
-  const where = shared.map(([node, members]) => `${members.sort().join(', ')} on ${node}`).join('; ');
-  return { type: 'MembersSpread', status: 'False', reason: 'SharedNode', message: `members share a node: ${where}; losing that node loses them together` };
+  const listed = (places: [string, string[]][], where: string): string => places.map(([place, members]) => `${members.sort().join(', ')} ${where} ${place}`).join('; ');
+  const nodes = gathered(memberPods, (p) => p.node, 2);
+  if (nodes.length > 0) return { type: 'MembersSpread', status: 'False', reason: 'SharedNode', message: `members share a node: ${listed(nodes, 'on')}; losing that node loses them together` };
+  const zones = memberPods.length > 1 ? gathered(memberPods, (p) => p.zone, quorum(memberPods.length)) : [];
+  if (zones.length > 0) {
+    return { type: 'MembersSpread', status: 'False', reason: 'QuorumInOneZone', message: `a quorum of the members shares a zone: ${listed(zones, 'in')}; losing that zone stops the cluster` };
+  }
+  return { type: 'MembersSpread', status: 'True', reason: 'OnePerNode', message: 'no two members share a node, and no zone holds a quorum of them' };
 }
 
 /**

@@ -8,7 +8,7 @@ import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import { etcdNeverRan, podTrouble } from './pod-trouble.js';
-import { nodeState } from '../../k8s/node-state.js';
+import { ZONE_LABEL, nodeState } from '../../k8s/node-state.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
 const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready');
@@ -31,6 +31,7 @@ const restoring = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) =>
 export function podView(pod: V1Pod, node?: V1Node): PodView {
   const isReady = podReady(pod);
   const { lost, draining } = nodeState(node);
+  const zone = node?.metadata?.labels?.[ZONE_LABEL];
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
   const trouble = podTrouble(pod);
   return {
@@ -45,6 +46,7 @@ export function podView(pod: V1Pod, node?: V1Node): PodView {
     ...(etcdNeverRan(pod) ? { neverRan: true } : {}),
     specGeneration: Number(pod.metadata?.annotations?.[ANNOTATION_SPEC_GENERATION] ?? 0),
     ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
+    ...(zone ? { zone } : {}),
     ...(lost ? { nodeLost: true } : !draining ? {} : { nodeDraining: true }),
     ...(trouble ? { trouble } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
