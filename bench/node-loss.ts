@@ -16,7 +16,7 @@ const progress = (scenario: string, fields: Record<string, number | string>): vo
 
 export interface NodeLossSamples { total: number[]; afterNotReady: number[]; lost: number }
 
-/** The leader's node killed (members without volumes), then revived before the next run. */
+/** The leader's node killed (members without volumes), then revived, and the members spread over it again, before the next run. */
 export async function nodeLoss(core: CoreV1Api, transport: ApiTransport, runs: number, version: string): Promise<NodeLossSamples> {
   return inNamespace(core, async (namespace) => {
     const c = benchCluster(core, transport, namespace, 'nodeloss');
@@ -45,6 +45,9 @@ export async function nodeLoss(core: CoreV1Api, transport: ApiTransport, runs: n
           await labCommand(['heal', 'node-kill', node]);
         }
         await untilReadiness(core, node, 'True', 120_000);
+        // Members that shared a node meanwhile are spread over the revived one again: the next kill takes one member.
+        await eventually('spread over every node again', 300_000, async () =>
+          ((await c.isSettled(3)) && new Set((await pods()).map((p) => p.node)).size === 3 ? true : undefined));
         progress('node-loss', { run: run + 1, totalMs: s.total.at(-1) ?? 0, afterNotReadyMs: s.afterNotReady.at(-1) ?? 0 });
       }
     } finally {

@@ -34,7 +34,9 @@
  *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
  *    an upgraded member. A version etcd cannot move to is refused, and never started: new members keep
  *    the version that runs. Members whose settings (quota, compaction, TLS) changed roll the same way.
- * 8. Defragment, when configured, a member whose database is mostly unused; followers before the leader.
+ * 8. Spread again members that share a node when a node with none is free: add one first, then the scale-down
+ *    removes one of those sharing. Then defragment, when configured, a member whose database is mostly
+ *    unused; followers before the leader.
  */
 
 import { FORCE_NEW_CLUSTER_FIXED, forceNewClusterKeepsData, highestVersion, upgradeVerdict } from './versions.js';
@@ -144,6 +146,11 @@ export interface ClusterState {
   strandedForMs: Record<string, number>;
   /** How long each claim of no member (not in etcd's member list, no pod) has been so, on the operator's clock. */
   unclaimedForMs: Record<string, number>;
+  /**
+   * Ready, schedulable nodes with no member, where members sharing a node may be spread again; absent when
+   * there are none, or when the last such move in this very situation came to nothing a short while ago.
+   */
+  spreadTo?: string[];
   /** A removed member's claim is kept this long, then deleted. */
   claimGraceMs: number;
   /** A learner within this many raft entries of the leader is caught up. */
@@ -186,7 +193,8 @@ export type Action =
   | { type: 'MarkBootstrapped' }
   | { type: 'Adopt'; claims: string[]; members: string[]; reason: string }
   | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true; peers?: string[] }
-  | { type: 'AddMember'; learner: boolean; version: string; reason: string }
+  /** `spreading`: added to move a member off a node it shares (the scale-down then removes one of those). */
+  | { type: 'AddMember'; learner: boolean; version: string; reason: string; spreading?: true }
   | { type: 'PromoteLearner'; memberId: string; member: string }
   | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
   | { type: 'MoveLeader'; toMemberId: string; to: string; reason: string }
@@ -417,14 +425,17 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     // the time, and the roll would add and remove successors forever). The leader goes last.
     const age = (m: MemberView): number => (draining(m) ? -2 : stale.includes(m) ? 0 : r.reconfigure.includes(m.name) ? 2 : 4);
     const rank = (m: MemberView): number => age(m) + (m.name === leader?.name ? 1 : 0);
-    const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))[0];
+    // Among equals, one sharing its node goes: the end of a move that spread the members.
+    const crowded = crowdedMembers(voters, pods);
+    const alone = (m: MemberView): number => (crowded.includes(m.name) ? 0 : 1);
+    const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || alone(a) - alone(b) || a.name.localeCompare(b.name))[0];
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
   }
 
   // 7. Roll to the target version and settings.
   if (stale.length > 0 && !r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
-  if (outdated.length === 0) return planDefragmentation(s, voters) ?? { type: 'Steady' };
+  if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
   const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
   if (lagging) return { type: 'Wait', reason: `${lagging.name} is catching up before the next upgrade step` };
   const next = outdated.find((m) => m.name !== leader?.name) ?? outdated[0];
@@ -519,6 +530,26 @@ function clearForRebuild(s: ClusterState, pods: PodView[]): Action {
   const left = pods[0]?.name ?? s.claims[0];
   if (left) return { type: 'DeletePod', member: left, deleteClaim: true, reason: 'rebuilding from backup: removing what is left of the lost cluster' };
   return { type: 'ClearedForRebuild' };
+}
+
+/** Voters whose pod shares its node with another voter's. */
+function crowdedMembers(voters: MemberView[], pods: PodView[]): string[] {
+  const nodeOf = (name: string): string | undefined => pods.find((p) => p.name === name)?.node;
+  return voters.filter((v) => nodeOf(v.name) !== undefined && voters.some((w) => w !== v && nodeOf(w.name) === nodeOf(v.name))).map((v) => v.name);
+}
+
+/**
+ * Members that share a node while a node with none is free (a lost zone came back, nodes were added): one
+ * member is added, which the spread constraints place on the free node, and the scale-down then removes one
+ * of those sharing. One member at a time, only at full size with every member ready.
+ */
+function planSpread(s: ClusterState, voters: MemberView[], pods: PodView[], version: string): Action | undefined {
+  const crowded = crowdedMembers(voters, pods);
+  if (!s.spreadTo?.length || crowded.length === 0 || voters.length !== s.desiredSize) return undefined;
+  return {
+    type: 'AddMember', learner: s.supportsLearners, version, spreading: true,
+    reason: `spreading the members: ${crowded.join(', ')} share a node while ${s.spreadTo.join(', ')} has none; adding a member there first`,
+  };
 }
 
 /** Followers first, the leader last: the order of work that pauses a member. */

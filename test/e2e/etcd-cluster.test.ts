@@ -53,8 +53,9 @@ test('EtcdCluster end to end: the CoreOS manifest applied with kubectl comes up;
   assert.equal(status.currentVersion, '3.5.17');
   assert.equal(status.serviceName, 'example-client');
   assert.ok(status.leader && memberSet(up).includes(status.leader), 'a ready member leads');
-  const pdb = (await transport.call('GET', `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets/example`)) as { spec?: { maxUnavailable?: number; unhealthyPodEvictionPolicy?: string } };
-  assert.deepEqual([pdb.spec?.maxUnavailable, pdb.spec?.unhealthyPodEvictionPolicy], [0, 'AlwaysAllow'], 'no ready member is evicted: the operator moves members off drained nodes');
+  const pdb = (await transport.call('GET', `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets/example`)) as { spec?: { minAvailable?: number; unhealthyPodEvictionPolicy?: string }; status?: { disruptionsAllowed?: number } };
+  assert.deepEqual([pdb.spec?.minAvailable, pdb.spec?.unhealthyPodEvictionPolicy], [4, 'IfHealthyBudget'], 'no member is evicted: the operator moves members off drained nodes');
+  assert.equal(pdb.status?.disruptionsAllowed ?? 0, 0);
 
   const clientIP = (await core.readNamespacedService({ name: 'example-client', namespace })).spec?.clusterIP;
   const endpoint = `http://${clientIP ?? ''}:2379`;

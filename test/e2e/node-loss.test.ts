@@ -48,8 +48,9 @@ interface Loss {
 
 /**
  * The chosen member's node is lost under a write load: back at full size without it, the member out of etcd's
- * list and its pod object gone; the node back, nothing stale rejoins, its claim (if any) is deleted after the
- * grace period, and every member holds the same data. Answers the time from the fault to full size.
+ * list and its pod object gone; the node back, nothing stale rejoins, the members are spread over it again,
+ * its claim (if any) is deleted after the grace period, and every member holds the same data. Answers the
+ * time from the fault to full size.
  */
 async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise<number> {
   const bed = await testbed(t, prefix);
@@ -68,7 +69,7 @@ async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise
   t.after(() => { readiness.stop(); });
   const started = Date.now();
   const heal = await inject(t, loss.fault(node, zone));
-  const back = await eventually('back at full size, all ready, none on the lost node', 300_000, async () => {
+  await eventually('back at full size, all ready, none on the lost node', 300_000, async () => {
     const now = await bed.settledMembers(name, loss.spec.size);
     return now && !now.some((m) => onNode.includes(m)) ? now : undefined;
   });
@@ -83,11 +84,23 @@ async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise
   }
 
   await heal();
+  const healed = Date.now();
   await untilReadiness(bed.core, node, 'True', 120_000);
-  // The node's kubelet learns its pods are gone and stops them; nothing it ran comes back.
-  await new Promise((r) => setTimeout(r, 20_000));
-  assert.deepEqual(await memberNames(bed, name), back, 'no stale member rejoined once the node came back');
-  assert.deepEqual((await bed.pods(name)).map((p) => p.metadata?.name ?? '').sort(), back, 'no pod of a removed member left');
+  // The node's kubelet learns its pods are gone and stops them; nothing it ran comes back. The node is free
+  // again, so the members sharing a node meanwhile are spread back over it, one at a time.
+  const spread = await eventually('the members spread over every node again', 300_000, async () => {
+    const now = await bed.settledMembers(name, loss.spec.size);
+    const nodes = new Set((await bed.pods(name)).map((p) => p.spec?.nodeName));
+    return now && lab().nodes.every((n) => nodes.has(n.name)) ? now : undefined;
+  });
+  t.diagnostic(`${loss.what}: spread over all ${lab().nodes.length} nodes again ${seconds(Date.now() - healed)} s after the heal: ${spread.join(', ')}`);
+  for (const lost of onNode) {
+    assert.ok(!(await memberNames(bed, name)).includes(lost), `${lost} did not rejoin once its node came back`);
+    assert.ok(await podGone(bed, lost), `no pod of ${lost} is left`);
+  }
+  assert.deepEqual(await memberNames(bed, name), spread, 'etcd lists exactly the members with pods');
+  const moves = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'AddMember' && /spreading the members/.test(e.message ?? ''));
+  assert.ok(moves.length > 0, 'a member was added to spread them, not moved by a removal first');
   if (loss.spec.pod?.persistentVolumeClaimSpec) {
     await eventually('the removed members\' claims deleted after their grace period', 120_000, async () => {
       const claims = (await bed.core.listNamespacedPersistentVolumeClaim({ namespace: bed.namespace })).items.map((c) => c.metadata?.name ?? '');
@@ -101,7 +114,7 @@ async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise
   return fullSizeMs;
 }
 
-test('node kill, members without volumes (a zone of one node lost): the member is removed, its pod deleted and a new member placed on a live node; nothing lost', async (t) => {
+test('node kill, members without volumes (a zone of one node lost): the member is removed, its pod deleted and a new member placed on a live node; nothing lost; spread again when the zone returns', async (t) => {
   await survivesLoss(t, 'killempty', { spec: { size: 3 }, fault: (_node, zone) => ({ kind: 'zone-outage', zone }), what: 'zone outage, 3 members without volumes' });
 });
 
@@ -113,7 +126,7 @@ test('node partition longer than the replacement time: the cut-off member is rem
   await survivesLoss(t, 'partition', { spec: { size: 3, pod: ON_VOLUMES }, fault: (node) => ({ kind: 'node-partition', node }), what: 'node partition, 3 members on volumes' });
 });
 
-test('zone outage with 5 members spread 2-2-1: the two members of the lost zone are replaced one at a time; the cluster serves throughout', async (t) => {
+test('zone outage with 5 members spread 2-2-1: the two members of the lost zone are replaced one at a time, the cluster serving throughout; spread again when the zone returns', async (t) => {
   await survivesLoss(t, 'zone5', { spec: { size: 5 }, fault: (_node, zone) => ({ kind: 'zone-outage', zone }), what: 'zone outage, 5 members without volumes' });
 });
 
@@ -148,6 +161,7 @@ test('drain of every node in turn (a rolling node upgrade) under writes: each me
   const { load } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 240_000);
   const started = Date.now();
   const drains: string[] = [];
+  t.after(async () => { for (const { name: node } of lab().nodes) await kubectlAsync(['uncordon', node], 60_000); });
   for (const { name: node } of lab().nodes) {
     const before = (await bed.pods(name)).filter((p: V1Pod) => p.spec?.nodeName === node).map((p) => p.metadata?.name ?? '');
     const from = Date.now();
@@ -166,5 +180,33 @@ test('drain of every node in turn (a rolling node upgrade) under writes: each me
   assert.ok(adds.some((m) => /is being drained: adding the replacement of/.test(m)), `replacements added first: ${adds.join(' | ')}`);
   const { revision, hashes } = await memberHashes(bed, name);
   assert.equal(new Set(hashes.values()).size, 1, `every member has the same HashKV at revision ${revision}`);
+  operator.succeeded();
+});
+
+test('a member that cannot be placed elsewhere holds its node\'s drain back, the cluster keeping its members, and an Event says why', async (t) => {
+  const bed = await testbed(t, 'drainheld');
+  const operator = startOperator(t, bed.namespace, ['--replace-member-after', '30']);
+  const name = 'held';
+  // One member a node, as a rule, on three nodes: a replacement has nowhere to go.
+  await bed.create(name, { size: 3, pod: { antiAffinity: true } });
+  const members = await eventually('3 members, one a node', 180_000, () => bed.settledMembers(name, 3));
+  const node = lab().nodes[0]?.name ?? '';
+  const onNode = (await bed.pods(name)).find((p) => p.spec?.nodeName === node)?.metadata?.name ?? '';
+  t.after(async () => { await kubectlAsync(['uncordon', node], 60_000); });
+  await assert.rejects(kubectlAsync(['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=60s'], 120_000), /timed out|error when evicting|global timeout/,
+    'the drain does not complete');
+  const why = await eventually('an Event saying why', 60_000, async () => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
+    .find((e) => e.type === 'Warning' && e.reason === 'Unschedulable')?.message);
+  t.diagnostic(why);
+  assert.match(why, /cannot be scheduled/);
+  const pods = await bed.pods(name);
+  assert.ok(pods.some((p) => p.metadata?.name === onNode && p.spec?.nodeName === node), `${onNode} still runs on ${node}`);
+  assert.deepEqual((await memberNames(bed, name)).filter((m) => members.includes(m)), members, 'every member kept its place');
+  await kubectlAsync(['uncordon', node], 60_000);
+  const back = await eventually('3 members settled once the node is uncordoned', 180_000, async () => {
+    const now = await bed.settledMembers(name, 3);
+    return now && (await memberNames(bed, name)).length === 3 ? now : undefined;
+  });
+  assert.deepEqual(back, members, 'the members it had');
   operator.succeeded();
 });

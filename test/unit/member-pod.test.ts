@@ -6,7 +6,7 @@ import { imageOf, RESERVED_ETCD_ENV } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
 import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
 import { snapshotPod } from '../../src/k8s/snapshot-pod.js';
-import { budgetCurrent, memberDisruptionBudget } from '../../src/k8s/disruption-budget.js';
+import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
 import { initialCluster, memberOfPeerUrl, newMemberName, peerUrl } from '../../src/etcd/identity.js';
 import type { ClusterAddress } from '../../src/etcd/identity.js';
@@ -78,13 +78,14 @@ test('members spread over zones, then nodes, at most one apart: a preference by 
   assert.equal(memberPod(input()).spec?.affinity, undefined, 'no anti-affinity unless asked: a fourth member on three nodes still schedules');
 });
 
-test('the disruption budget refuses the eviction of a ready member (the operator moves members off drained nodes), not of an unready one', () => {
-  const budget = memberDisruptionBudget({ cluster: 'ex', namespace: 'ns', domain: 'cluster.local', tls: false }, 'u');
-  assert.equal(budget.spec?.maxUnavailable, 0);
-  assert.equal(budget.spec.unhealthyPodEvictionPolicy, 'AlwaysAllow');
-  assert.equal(budget.spec.minAvailable, undefined);
-  assert.ok(budgetCurrent(budget));
-  assert.equal(budgetCurrent({ spec: { minAvailable: 2 } }), false, 'an earlier version\'s budget (one disruption allowed) is brought to these terms');
+test('the disruption budget refuses the eviction of any member, ready or not, even while a replacement has joined (the operator moves members off drained nodes)', () => {
+  const budget = memberDisruptionBudget({ cluster: 'ex', namespace: 'ns', domain: 'cluster.local', tls: false }, 'u', budgetMinAvailable(3, 4));
+  assert.equal(budget.spec?.minAvailable, 5, 'one more than the members there can be: none is spare');
+  assert.equal(budget.spec.unhealthyPodEvictionPolicy, 'IfHealthyBudget', 'nor an unready one: leadership moves make a member unready for a moment');
+  assert.equal(budgetMinAvailable(5, 3), 6, 'the desired size while scaling up');
+  assert.equal(budgetChange(budget, 5), undefined);
+  assert.deepEqual(budgetChange(budget, 4), { spec: { minAvailable: 4, maxUnavailable: null, unhealthyPodEvictionPolicy: 'IfHealthyBudget' } });
+  assert.notEqual(budgetChange({ spec: { minAvailable: 5 } }, 5), undefined, 'an earlier version\'s budget is brought to these terms');
 });
 
 test('settings become etcd flags and a digest; a spec without settings has the empty digest of older pods', () => {

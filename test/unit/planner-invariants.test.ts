@@ -16,10 +16,10 @@ const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
   ready: fc.boolean(), terminating: fc.boolean(), version: fc.constantFrom(...VERSIONS), config: fc.constantFrom('', 'x'),
   forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
   neverRan: fc.boolean(), specGeneration: fc.integer({ min: 1, max: 3 }),
-  // Its node: mostly fine, sometimes lost (NotReady), sometimes being drained.
-  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining'),
-}).map(({ bootstrap, neverRan, node, ...p }) => ({
-  name, ...p, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}),
+  // Its node's state: mostly fine, sometimes lost (NotReady), sometimes being drained; two members may share one.
+  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining'), on: fc.constantFrom('n1', 'n2', 'n3'),
+}).map(({ bootstrap, neverRan, node, on, ...p }) => ({
+  name, ...p, node: on, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}),
   ...(node === 'lost' ? { nodeLost: true as const } : node === 'draining' ? { nodeDraining: true as const } : {}),
 }));
 
@@ -38,6 +38,7 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }), recordedMembers: someNames,
   silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
   stranded: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 100_000 })),
+  spreadTo: fc.option(fc.constant(['free']).map((f) => [...f]), { nil: undefined }),
   unclaimed: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 2_000_000 })),
   alarms: fc.array(fc.record({ memberId: fc.constantFrom('0', ...NAMES.map((n) => `id-${n}`)), alarm: fc.constantFrom<AlarmView['alarm']>('NOSPACE', 'CORRUPT') }), { maxLength: 2 }),
   targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
@@ -56,6 +57,7 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
   targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
+  ...(g.spreadTo ? { spreadTo: g.spreadTo } : {}),
   ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
   ...(g.hashes ? { corruptionCheck: { revision: 50, hashes: g.hashes } } : {}),
 })));

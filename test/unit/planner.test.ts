@@ -473,3 +473,16 @@ test('drain: a member on a cordoned node gets its replacement first, then is the
   assert.equal(plan(leading).type, 'MoveLeader');
   assert.equal(plan(healthy(['a', 'b', 'c'], { pods: pods.map((p) => ({ ...p, ready: p.name !== 'c' })) })).type, 'Wait', 'not while a member is unready');
 });
+
+test('spreading: members sharing a node while a node is free get one more member, then one of those sharing is removed; never below full size or while unready', () => {
+  const pods = [pod('a', { node: 'n1' }), pod('b', { node: 'n2' }), pod('c', { node: 'n2' })];
+  assert.deepEqual(plan(healthy(['a', 'b', 'c'], { pods, spreadTo: ['n3'] })), {
+    type: 'AddMember', learner: true, version: '3.5.17', spreading: true,
+    reason: 'spreading the members: b, c share a node while n3 has none; adding a member there first',
+  });
+  assert.equal(plan(healthy(['a', 'b', 'c'], { pods })).type, 'Steady', 'no free node (or the move came to nothing lately): nothing');
+  assert.equal(plan(healthy(['a', 'b', 'c'], { pods: pods.map((p) => ({ ...p, node: `on-${p.name}` })), spreadTo: ['n3'] })).type, 'Steady', 'one member a node: nothing');
+  assert.equal(plan(healthy(['a', 'b', 'c'], { pods: pods.map((p) => ({ ...p, ready: p.name !== 'a' })), spreadTo: ['n3'] })).type, 'Wait');
+  const moved = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, pods: [...pods, pod('d', { node: 'n3' })] });
+  assert.deepEqual(plan(moved), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' }, 'one of those sharing n2 goes, not a (alone, leading) nor d');
+});

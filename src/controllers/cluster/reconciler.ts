@@ -17,8 +17,9 @@ import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
-import { BUDGET_TERMS, budgetCurrent, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
+import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
+import { SpreadAttempts, freeNodes, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import type { Outcome } from './execute.js';
@@ -76,6 +77,7 @@ const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'Upgrad
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const silence = new Durations();
   const lostNode = new Durations();
+  const spreading = new SpreadAttempts();
   const unclaimed = new Durations();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
@@ -86,6 +88,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
       for (const durations of [silence, lostNode, unclaimed]) durations.forget(key);
+      spreading.forget(key);
       refusals.delete(key);
       return undefined;
     }
@@ -117,8 +120,12 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const pods = d.pods.ownedBy(uid);
     const cached = await observe(pods, nodesOf(pods, (n) => Promise.resolve(d.nodes.get(undefined, n))), claims, etcd, address, false);
     const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
-    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore });
+    const free = freeNodes(cluster.spec, pods, d.nodes.list());
+    const situation = spreadSituation(pods, free);
+    const spreadTo = spreading.allowed(key, situation, performance.now()) ? free : undefined;
+    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo });
     const action = plan(state);
+    if (action.type === 'AddMember' && action.spreading) spreading.tried(key, situation, performance.now());
     if (irreversible(action)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
       // undone is taken only if a fresh read of the API and of etcd's member list (linearizable while a quorum
@@ -150,7 +157,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, 'etcd refused for now; retrying until it accepts');
       refusals.set(key, outcome.refused);
     }
-    await ensureDisruptionBudget(d, address, uid);
+    await ensureDisruptionBudget(d, address, uid, budgetMinAvailable(cluster.spec.size, (state.members ?? []).length));
 
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), refusal));
@@ -278,13 +285,14 @@ async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: 
   }
 }
 
-/** Makes the budget, or brings one an earlier version made (by minAvailable) to the spec of this one. */
-async function ensureDisruptionBudget(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string): Promise<void> {
+/** Makes the budget, or brings one to `minAvailable` (and one an earlier version made to these terms). */
+async function ensureDisruptionBudget(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string, minAvailable: number): Promise<void> {
   const existing = d.budgets.get(a.namespace, a.cluster);
   const path = `/apis/policy/v1/namespaces/${a.namespace}/poddisruptionbudgets`;
+  const change = existing ? budgetChange(existing, minAvailable) : undefined;
   if (!existing) {
-    await d.transport.call('POST', path, memberDisruptionBudget(a, uid)).catch(ignoreStatus(409));
-  } else if (!budgetCurrent(existing)) {
-    await d.transport.call('PATCH', `${path}/${a.cluster}`, { spec: { ...BUDGET_TERMS, minAvailable: null } }, 'application/merge-patch+json');
+    await d.transport.call('POST', path, memberDisruptionBudget(a, uid, minAvailable)).catch(ignoreStatus(409));
+  } else if (change) {
+    await d.transport.call('PATCH', `${path}/${a.cluster}`, change, 'application/merge-patch+json');
   }
 }

@@ -95,9 +95,11 @@ export interface Context {
   backup?: RebuildSource | undefined;
   /** The snapshot a restore or rebuild starts from, while the cluster is not bootstrapped. */
   restore?: RestoreSource | undefined;
+  /** Free nodes members sharing a node may be spread to (see ClusterState.spreadTo). */
+  spreadTo?: string[] | undefined;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore }: Context = {}): ClusterState {
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore, spreadTo }: Context = {}): ClusterState {
   const rebuild = cluster.status?.rebuild;
   const recovery = cluster.status?.survivorRecovery;
   return {
@@ -119,6 +121,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     targetConfig: configDigest(cluster.spec, tls),
     alarms: o.alarms,
     ...(o.corruptionCheck ? { corruptionCheck: o.corruptionCheck } : {}),
+    ...(spreadTo?.length ? { spreadTo } : {}),
     ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
     quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,
     ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),

@@ -1,0 +1,59 @@
+import type { V1Node, V1Pod, V1Taint, V1Toleration } from '@kubernetes/client-node';
+import type { ClusterSpec } from '../../api/etcd-cluster.js';
+import { nodeState } from '../../k8s/node-state.js';
+
+/** A move that left the members as crowded as before is not tried again, in the same situation, for this long. */
+const RETRY_AFTER_MS = 10 * 60_000;
+
+const tolerates = (tolerations: V1Toleration[], taint: V1Taint): boolean => tolerations.some((t) =>
+  (t.key === undefined ? t.operator === 'Exists' : t.key === taint.key && (t.operator === 'Exists' || (t.value ?? '') === (taint.value ?? '')))
+  && (t.effect === undefined || t.effect === taint.effect));
+
+/**
+ * Nodes a member pod could go to and that hold none of the cluster's members: Ready, schedulable, matching the
+ * spec's nodeSelector, with no taint the pods do not tolerate. The scheduler has the last word (resources, for
+ * one); with an explicit affinity, placement is the user's, and none is offered.
+ */
+export function freeNodes(spec: ClusterSpec, pods: V1Pod[], nodes: V1Node[]): string[] {
+  if (spec.pod?.affinity) return [];
+  const used = new Set(pods.map((p) => p.spec?.nodeName));
+  const selector = Object.entries(spec.pod?.nodeSelector ?? {});
+  const tolerations = spec.pod?.tolerations ?? [];
+  return nodes.filter((n) => {
+    const { lost, draining } = nodeState(n);
+    if (lost || draining || used.has(n.metadata?.name)) return false;
+    if (!selector.every(([k, v]) => n.metadata?.labels?.[k] === v)) return false;
+    return (n.spec?.taints ?? []).every((t) => t.effect === 'PreferNoSchedule' || tolerates(tolerations, t));
+  }).map((n) => n.metadata?.name ?? '').sort();
+}
+
+/**
+ * Remembers, per cluster, the situation (members per node, and the free nodes) in which a member was last
+ * added to spread them: if the same situation comes back (the scheduler put the new member beside another
+ * after all, and the scale-down removed a crowded one), the move is not made again for a while, so a node
+ * the pods cannot use costs one attempt per ten minutes, not a loop.
+ */
+export class SpreadAttempts {
+  private readonly last = new Map<string, { situation: string; atMs: number }>();
+
+  /** Whether a move may be tried in this situation now. */
+  allowed(scope: string, situation: string, nowMs: number): boolean {
+    const last = this.last.get(scope);
+    return !last || last.situation !== situation || nowMs - last.atMs >= RETRY_AFTER_MS;
+  }
+
+  tried(scope: string, situation: string, nowMs: number): void {
+    this.last.set(scope, { situation, atMs: nowMs });
+  }
+
+  forget(scope: string): void {
+    this.last.delete(scope);
+  }
+}
+
+/** The members per node (counts, not names: a replaced member on the same node is the same situation) and the free nodes. */
+export function spreadSituation(pods: V1Pod[], free: string[]): string {
+  const perNode = new Map<string, number>();
+  for (const p of pods) perNode.set(p.spec?.nodeName ?? '', (perNode.get(p.spec?.nodeName ?? '') ?? 0) + 1);
+  return JSON.stringify({ perNode: [...perNode].sort(([a], [b]) => a.localeCompare(b)), free });
+}

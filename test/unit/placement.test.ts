@@ -1,0 +1,34 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { SpreadAttempts, freeNodes, spreadSituation } from '../../src/controllers/cluster/placement.js';
+
+const node = (name: string, o: { ready?: string; unschedulable?: boolean; labels?: Record<string, string>; taints?: V1Node['spec'] extends infer S ? S extends { taints?: infer T } ? T : never : never } = {}): V1Node => ({
+  metadata: { name, labels: o.labels ?? {} },
+  spec: { unschedulable: o.unschedulable ?? false, taints: o.taints ?? [] },
+  status: { conditions: [{ type: 'Ready', status: o.ready ?? 'True' }] },
+});
+const podOn = (nodeName: string): V1Pod => ({ metadata: { name: `p-${nodeName}` }, spec: { nodeName, containers: [] } });
+
+test('free nodes: Ready, schedulable, holding no member, matching the nodeSelector, their taints tolerated', () => {
+  const nodes = [
+    node('used'), node('free'), node('down', { ready: 'Unknown' }), node('cordoned', { unschedulable: true }),
+    node('other-disk', { labels: { disk: 'hdd' } }), node('tainted', { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] }),
+    node('soft', { taints: [{ key: 'x', effect: 'PreferNoSchedule' }] }),
+  ];
+  assert.deepEqual(freeNodes({ size: 3 }, [podOn('used')], nodes), ['free', 'other-disk', 'soft']);
+  assert.deepEqual(freeNodes({ size: 3, pod: { nodeSelector: { disk: 'hdd' } } }, [podOn('used')], nodes), ['other-disk']);
+  assert.deepEqual(freeNodes({ size: 3, pod: { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] } }, [podOn('used')], nodes), ['free', 'other-disk', 'soft', 'tainted']);
+  assert.deepEqual(freeNodes({ size: 3, pod: { affinity: { nodeAffinity: {} } } }, [podOn('used')], nodes), [], 'an explicit affinity is the user\'s placement');
+});
+
+test('a move that came to nothing is not tried again in the same situation for ten minutes; a new situation may try at once', () => {
+  const attempts = new SpreadAttempts();
+  const crowded = spreadSituation([podOn('a'), podOn('b'), podOn('b')], ['c']);
+  assert.equal(attempts.allowed('ns/x', crowded, 0), true);
+  attempts.tried('ns/x', crowded, 0);
+  assert.equal(attempts.allowed('ns/x', crowded, 9 * 60_000), false);
+  assert.equal(attempts.allowed('ns/x', spreadSituation([podOn('a'), podOn('b'), podOn('c')], []), 60_000), true);
+  assert.equal(attempts.allowed('ns/x', crowded, 10 * 60_000), true);
+  assert.equal(attempts.allowed('ns/y', crowded, 1), true, 'per cluster');
+});
