@@ -45,9 +45,12 @@ export async function nodeLoss(core: CoreV1Api, transport: ApiTransport, runs: n
           await labCommand(['heal', 'node-kill', node]);
         }
         await untilReadiness(core, node, 'True', 120_000);
-        // Members that shared a node meanwhile are spread over the revived one again: the next kill takes one member.
-        await eventually('spread over every node again', 300_000, async () =>
-          ((await c.isSettled(3)) && new Set((await pods()).map((p) => p.node)).size === 3 ? true : undefined));
+        // Members that shared a node meanwhile are spread over the revived one again, the move finished (three
+        // pods, not the four of a move under way): the next kill takes one member.
+        await eventually('spread over every node again', 300_000, async () => {
+          const now = await pods();
+          return now.length === 3 && new Set(now.map((p) => p.node)).size === 3 && (await c.isSettled(3)) ? true : undefined;
+        });
         progress('node-loss', { run: run + 1, totalMs: s.total.at(-1) ?? 0, afterNotReadyMs: s.afterNotReady.at(-1) ?? 0 });
       }
     } finally {

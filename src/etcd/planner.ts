@@ -20,9 +20,8 @@
  *    decides); a member silent on a lost (NotReady) node past its threshold is removed (the fence), its pod
  *    then deleted without waiting for the node, and it is replaced on a live node, volume or not; a member
  *    whose pod failed or that answered nothing past the threshold is restarted on its volume or, without
- *    one, replaced. Removal needs healthy voters for a quorum of the
- *    rest and of the desired size; the leader hands leadership over first. A removed member's claim is kept
- *    for a grace period, then deleted.
+ *    one, replaced. Removal needs healthy voters for a quorum of the rest and of the desired size; the
+ *    leader hands leadership over first. A removed member's claim is kept for a grace period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.

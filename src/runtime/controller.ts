@@ -80,7 +80,7 @@ export class Controller {
    * Reconcile every key `keysOf` gives for a changed object (one a cluster-scoped object concerns, say), on
    * the updates `relevant` lets through; both the old and the new object are asked.
    */
-  fansOut<T extends KubeObject>(reflector: Reflector<T>, keysOf: (o: T) => string[], relevant: (old: T, now: T) => boolean = () => true): this {
+  fansOut<T extends KubeObject>(reflector: { on(handler: ResourceHandler<T>): unknown }, keysOf: (o: T) => string[], relevant: (old: T, now: T) => boolean = () => true): this {
     const enqueue = (o: T): void => {
       for (const key of keysOf(o)) this.queue.add(key);
     };

@@ -18,3 +18,17 @@ test('with generationChanged, a status-only update does not re-trigger the contr
   registered.updated?.(object(1, 'b'), object(2, 'b'));
   assert.equal(controller.queue.length, 1, 'a spec change');
 });
+
+test('fansOut: a changed object enqueues every key it concerns, old and new, on the updates that matter only', () => {
+  let handler: ResourceHandler<KubeObject & { status: string }> | undefined;
+  const source = { on: (h: ResourceHandler<KubeObject & { status: string }>): void => { handler = h; } };
+  const controller = new Controller({ name: 't', log: pino({ level: 'silent' }), reconcile: () => Promise.resolve(undefined) })
+    .fansOut(source, (o) => (o.status === 'none' ? [] : [`ns/${o.status}-1`, `ns/${o.status}-2`]), (old, now) => old.status !== now.status);
+  const registered = handler as ResourceHandler<KubeObject & { status: string }>;
+  registered.updated?.(object(1, 'a'), object(1, 'a'));
+  assert.equal(controller.queue.length, 0, 'an update that does not matter');
+  registered.updated?.(object(1, 'a'), object(1, 'b'));
+  assert.equal(controller.queue.length, 4, 'both keys of the old and of the new');
+  registered.added?.(object(1, 'none'));
+  assert.equal(controller.queue.length, 4, 'an object that concerns nobody');
+});
