@@ -38,6 +38,17 @@ export const backupSpec = object({
     timeoutInSecond: integer({ description: 'Give up a backup after this long.', minimum: 1, maximum: 86400 }),
     backupIntervalInSecond: integer({ description: 'Back up periodically, this often; once when 0 or unset.', minimum: 0, maximum: 31536000 }),
     maxBackups: integer({ description: 'Periodic backups kept (the newest); all when 0 or unset.', minimum: 0, maximum: 10000 }),
+    retention: array(object({
+      everySeconds: integer({ description: 'The length of a period: the newest backup of each is kept.', minimum: 60, maximum: 31536000 }),
+      forSeconds: integer({ description: 'For how long such backups are kept.', minimum: 60, maximum: 315360000 }),
+    }, {
+      required: ['everySeconds', 'forSeconds'],
+      'x-kubernetes-validations': [{ rule: 'self.forSeconds >= self.everySeconds', message: 'forSeconds must be at least everySeconds' }],
+    }), {
+      description: 'Tiered retention of periodic backups, e.g. every hour for a day and every day for a month: a backup is kept while a tier keeps it '
+        + '(the newest always is). With maxBackups too, both apply.',
+      maxItems: 8,
+    }),
   }),
 }, {
   required: ['storageType'],

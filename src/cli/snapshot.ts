@@ -4,6 +4,8 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
+import { parseTiers } from '../storage/retention.js';
+import type { Retention } from '../storage/retention.js';
 import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
 import type { BackupStorage } from '../storage/storage.js';
@@ -14,7 +16,7 @@ import { createLogger, logProcessWarnings } from '../runtime/log.js';
 
 export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH)
   Copies a backup to FILE, checking it against the sha256 stored beside it; nothing is left at FILE if it does not match.
-       etcd-operator snapshot save --endpoints URL[,URL…] --dir DIR --name PATH [--periodic --max-backups N] [--timeout S] [--tls-dir DIR]
+       etcd-operator snapshot save --endpoints URL[,URL…] --dir DIR --name PATH [--periodic --max-backups N --retention EVERY:FOR,…] [--timeout S] [--tls-dir DIR]
   Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).`;
 
 const say = (msg: string, fields: Record<string, unknown> = {}): void => {
@@ -26,13 +28,13 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     args: argv, allowPositionals: true, options: {
       to: { type: 'string' }, 's3-path': { type: 'string' }, 's3-endpoint': { type: 'string' }, 'force-path-style': { type: 'boolean', default: false },
       'aws-dir': { type: 'string' }, dir: { type: 'string' }, name: { type: 'string' },
-      endpoints: { type: 'string' }, periodic: { type: 'boolean', default: false }, 'max-backups': { type: 'string', default: '0' },
+      endpoints: { type: 'string' }, periodic: { type: 'boolean', default: false }, 'max-backups': { type: 'string', default: '0' }, retention: { type: 'string', default: '' },
       timeout: { type: 'string', default: '3600' }, 'tls-dir': { type: 'string' },
     },
   });
   if (positionals[0] === 'save' && values.endpoints && values.dir && values.name) {
     return save({ endpoints: values.endpoints.split(','), dir: values.dir, name: values.name, periodic: values.periodic,
-      maxBackups: Number(values['max-backups']), timeoutMs: Number(values.timeout) * 1000, ...(values['tls-dir'] ? { tlsDir: values['tls-dir'] } : {}) });
+      retention: { maxBackups: Number(values['max-backups']), tiers: parseTiers(values.retention) }, timeoutMs: Number(values.timeout) * 1000, ...(values['tls-dir'] ? { tlsDir: values['tls-dir'] } : {}) });
   }
   if (positionals[0] !== 'fetch' || !values.to || !(values['s3-path'] ? values['aws-dir'] : values.dir && values.name)) {
     process.stderr.write(`${SNAPSHOT_USAGE}\n`);
@@ -63,7 +65,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   }
 }
 
-interface SaveOptions { endpoints: string[]; dir: string; name: string; periodic: boolean; maxBackups: number; timeoutMs: number; tlsDir?: string }
+interface SaveOptions { endpoints: string[]; dir: string; name: string; periodic: boolean; retention: Retention; timeoutMs: number; tlsDir?: string }
 
 /** The Volume backup, run in a pod with the claim mounted; its result goes where the operator reads it. */
 async function save(o: SaveOptions): Promise<number> {
@@ -76,7 +78,7 @@ async function save(o: SaveOptions): Promise<number> {
   try {
     const saved = await saveSnapshot({
       etcd: new EtcdClient({ timeoutMs: 10_000, ...(tls ? { tls } : {}) }), endpoints: o.endpoints, storage: new DirectoryStorage(o.dir), base: o.name,
-      periodic: o.periodic, maxBackups: o.maxBackups, timeoutMs: o.timeoutMs, log,
+      periodic: o.periodic, retention: o.retention, timeoutMs: o.timeoutMs, log,
     });
     const result = JSON.stringify(saved);
     process.stdout.write(`${result}\n`);

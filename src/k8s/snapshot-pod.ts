@@ -4,6 +4,8 @@ import type { VolumeLocation } from '../api/etcd-backup.js';
 import { APP } from './labels.js';
 import { ownedBy } from './owner.js';
 import { OPERATOR_UID, lockedDownContainer, nonRootPod } from './security.js';
+import { tiersArg } from '../storage/retention.js';
+import type { Retention } from '../storage/retention.js';
 
 export interface SnapshotPodInput {
   namespace: string;
@@ -15,7 +17,7 @@ export interface SnapshotPodInput {
   /** A Secret with the client certificate (etcd-client.crt, etcd-client.key, etcd-client-ca.crt). */
   tlsSecret?: string;
   periodic: boolean;
-  maxBackups: number;
+  retention: Retention;
   timeoutSeconds: number;
 }
 
@@ -41,7 +43,8 @@ export function snapshotPod(i: SnapshotPodInput): V1Pod {
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: [
           'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,
-          '--timeout', String(i.timeoutSeconds), ...(i.periodic ? ['--periodic', '--max-backups', String(i.maxBackups)] : []),
+          '--timeout', String(i.timeoutSeconds), ...(i.periodic ? ['--periodic', '--max-backups', String(i.retention.maxBackups)] : []),
+          ...(i.periodic && i.retention.tiers.length > 0 ? ['--retention', tiersArg(i.retention.tiers)] : []),
           ...(i.tlsSecret ? ['--tls-dir', TLS_DIR] : []),
         ],
         volumeMounts: [{ name: 'backup', mountPath: '/backup' }, ...(i.tlsSecret ? [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] : [])],

@@ -17,9 +17,3 @@ export function periodicBackups(names: readonly string[], base: string): string[
   });
   return parsed.sort((a, b) => a.time.localeCompare(b.time) || a.revision - b.revision).map((p) => p.name);
 }
-
-/** Which periodic backups retention removes: all but the newest `keep` (none when keep is 0). */
-export function expired(names: readonly string[], base: string, keep: number): string[] {
-  const ordered = periodicBackups(names, base);
-  return keep > 0 && ordered.length > keep ? ordered.slice(0, ordered.length - keep) : [];
-}

@@ -50,6 +50,8 @@ const refused: [Kind, string, unknown, RegExp][] = [
   ['EtcdBackup', 'interval-negative', { clusterName: 'healthy', storageType: 'S3', s3, backupPolicy: { backupIntervalInSecond: -5 } }, /spec\.backupPolicy\.backupIntervalInSecond: Invalid value/],
   ['EtcdBackup', 'max-backups-string', { clusterName: 'healthy', storageType: 'S3', s3, backupPolicy: { maxBackups: 'many' } }, /spec\.backupPolicy\.maxBackups: Invalid value: "string"/],
   ['EtcdBackup', 'timeout-zero', { clusterName: 'healthy', storageType: 'S3', s3, backupPolicy: { timeoutInSecond: 0 } }, /spec\.backupPolicy\.timeoutInSecond: Invalid value/],
+  ['EtcdBackup', 'retention-short', { clusterName: 'healthy', storageType: 'S3', s3, backupPolicy: { retention: [{ everySeconds: 86400, forSeconds: 3600 }] } },
+    /spec\.backupPolicy\.retention\[0\]: Invalid value.*forSeconds must be at least everySeconds/],
   ['EtcdRestore', 'no-cluster', { backupStorageType: 'S3', s3 }, /spec\.etcdCluster: Required value/],
   ['EtcdRestore', 'cluster-name', { etcdCluster: { name: 'Bad_Name' }, backupStorageType: 'S3', s3 }, /spec\.etcdCluster\.name: Invalid value/],
   ['EtcdRestore', 'volume-missing', { etcdCluster: { name: 'x' }, backupStorageType: 'Volume' }, /spec: Invalid value.*storageType Volume needs volume/],

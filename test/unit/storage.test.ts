@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DirectoryStorage } from '../../src/storage/directory.js';
 import { ChecksumMismatch, coalesced } from '../../src/storage/storage.js';
-import { expired, periodicBackups, periodicName } from '../../src/storage/naming.js';
+import { periodicBackups, periodicName } from '../../src/storage/naming.js';
+import { expired, parseTiers, tiersArg } from '../../src/storage/retention.js';
 import { awsProfile } from '../../src/storage/aws-files.js';
 
 /** n chunks of `size` bytes, as a stream would deliver them. */
@@ -46,8 +47,9 @@ test('periodic backup names follow CoreOS, order by time, and retention keeps th
     periodicName(base, 7, new Date('2026-11-22T03:00:01Z')), 'etcd/backups/other_v1_2026-11-22-03:00:00', `${base}.sha256`,
   ];
   assert.deepEqual(periodicBackups(names, base).map((n) => n.split('_v')[1]?.split('_')[0]), ['7', '99', '100']);
-  assert.deepEqual(expired(names, base, 2), [periodicName(base, 7, new Date('2026-11-22T03:00:01Z'))]);
-  assert.deepEqual(expired(names, base, 0), [], 'keep everything when unset');
+  const now = Date.parse('2026-11-22T04:00:00Z');
+  assert.deepEqual(expired(names, base, { maxBackups: 2, tiers: [] }, now), [periodicName(base, 7, new Date('2026-11-22T03:00:01Z'))]);
+  assert.deepEqual(expired(names, base, { maxBackups: 0, tiers: [] }, now), [], 'keep everything when unset');
 });
 
 test('the CoreOS awsSecret files: credentials and region from the default profile', () => {
@@ -62,4 +64,34 @@ test('coalesced: the same bytes in blocks of at least the size asked, the rest l
   for await (const b of coalesced(chunks(10, 300), 1000)) blocks.push(b);
   assert.deepEqual(blocks.map((b) => b.length), [1200, 1200, 600]);
   assert.ok(Buffer.concat(blocks).equals(await drain(chunks(10, 300))));
+});
+
+test('tiered retention over a simulated month (a backup every 10 minutes, retention after each): every hour for a day, every day for a month, exactly', () => {
+  const base = 'b/x';
+  const HOUR = 3600;
+  const DAY = 24 * HOUR;
+  const retention = { maxBackups: 0, tiers: [{ everySeconds: HOUR, forSeconds: DAY }, { everySeconds: DAY, forSeconds: 30 * DAY }] };
+  let stored: string[] = [];
+  const start = Date.parse('2026-01-01T00:05:00Z');
+  const end = Date.parse('2026-02-01T00:05:00Z');
+  for (let at = start, revision = 1; at <= end; at += 10 * 60_000, revision++) {
+    stored.push(periodicName(base, revision, new Date(at)));
+    const gone = new Set(expired(stored, base, retention, at));
+    stored = stored.filter((n) => !gone.has(n));
+  }
+  const stamp = (name: string): string => name.split('_').at(-1) ?? '';
+  const hourly = Array.from({ length: 24 }, (_, h) => `2026-01-31-${String(h).padStart(2, '0')}:55:00`);
+  const daily = Array.from({ length: 30 }, (_, d) => `2026-01-${String(d + 2).padStart(2, '0')}-23:55:00`);
+  const expected = [...new Set([...daily, ...hourly, '2026-02-01-00:05:00'])].sort();
+  assert.deepEqual(stored.map(stamp).sort(), expected, 'the newest of each of the last 24 hours and of each of the last 30 days, and the newest');
+  assert.equal(stored.length, 54);
+  const capped = expired(stored, base, { ...retention, maxBackups: 10 }, end);
+  assert.equal(stored.length - capped.length, 10, 'maxBackups still caps what the tiers keep');
+});
+
+test('retention tiers travel to the Volume backup\'s pod as EVERY:FOR and come back the same; a bad one is refused', () => {
+  const tiers = [{ everySeconds: 3600, forSeconds: 86400 }, { everySeconds: 86400, forSeconds: 2592000 }];
+  assert.deepEqual(parseTiers(tiersArg(tiers)), tiers);
+  assert.deepEqual(parseTiers(''), []);
+  assert.throws(() => parseTiers('3600:60'), /FOR ≥ EVERY/);
 });

@@ -17,6 +17,7 @@ import { ConfigurationError } from '../cluster/tls.js';
 import type { EtcdClients } from '../cluster/tls.js';
 import { snapshotSource } from './source.js';
 import { openStorage } from './storage-for.js';
+import { retentionOf } from '../../storage/retention.js';
 
 export interface BackupReconcilerDeps {
   transport: ApiTransport;
@@ -99,7 +100,7 @@ async function takeInPod(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs
     if (!spec.volume) throw new ConfigurationError('VolumeMissing', 'storageType Volume needs volume');
     await d.transport.call('POST', `/api/v1/namespaces/${namespace}/pods`, snapshotPod({
       namespace, backup: name, backupUid: uid, operatorImage: d.operatorImage, endpoints: source.endpoints, volume: spec.volume,
-      ...(source.tlsSecret ? { tlsSecret: source.tlsSecret } : {}), periodic: intervalMs > 0, maxBackups: spec.backupPolicy?.maxBackups ?? 0,
+      ...(source.tlsSecret ? { tlsSecret: source.tlsSecret } : {}), periodic: intervalMs > 0, retention: retentionOf(spec.backupPolicy),
       timeoutSeconds: spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S,
     }));
     return undefined;
@@ -120,7 +121,7 @@ async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: num
   try {
     return await saveSnapshot({
       etcd: source.etcd, endpoints: source.endpoints, storage: opened.storage, base: opened.name, periodic: intervalMs > 0,
-      maxBackups: spec.backupPolicy?.maxBackups ?? 0, timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
+      retention: retentionOf(spec.backupPolicy), timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
     });
   } finally {
     opened.close();

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { EtcdClient } from '../../etcd/client.js';
-import { expired, periodicBackups, periodicName } from '../../storage/naming.js';
+import { periodicBackups, periodicName } from '../../storage/naming.js';
+import { expired } from '../../storage/retention.js';
+import type { Retention } from '../../storage/retention.js';
 import type { BackupStorage, StoredObject } from '../../storage/storage.js';
 
 const PROGRESS_BYTES = 64 * 1024 * 1024;
@@ -13,8 +15,8 @@ export interface SaveRequest {
   /** The object name, or the base of periodic names. */
   base: string;
   periodic: boolean;
-  /** Periodic backups kept; all when 0. */
-  maxBackups: number;
+  /** Which periodic backups are kept. */
+  retention: Retention;
   timeoutMs: number;
   log: Logger;
 }
@@ -38,7 +40,7 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
   const object = await r.storage.put(objectName, paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log));
   if (!r.periodic) return { object, revision, version };
-  for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.maxBackups)) {
+  for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.retention, Date.now())) {
     await r.storage.remove(old);
     r.log.info({ removed: old }, 'old backup removed (retention)');
   }
