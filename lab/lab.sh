@@ -167,7 +167,7 @@ status() {
   for record in "$FAULTS_DIR"/*; do [ -e "$record" ] && echo "fault in force: $(basename "$record" | tr @: ' /')"; done
   if pid_alive kube-apiserver; then
     for n in $(node_numbers); do
-      printf '%-32s %s\n' "node $(node_name "$n") ($(node_zone "$n"))" "$(node_ready "$n" && echo Ready || echo NotReady)"
+      printf '%-32s %s%s\n' "node $(node_name "$n") ($(node_zone "$n"))" "$(node_ready "$n" && echo Ready || echo NotReady)" "$(node_marks "$n")"
     done
     printf '%-32s %s\n' kubeconfig "$LAB_HOME/admin.kubeconfig"
     all_running && all_nodes_ready && return 0

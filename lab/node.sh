@@ -176,6 +176,12 @@ node_running() { # n
   local d; for d in $(node_daemons "$1"); do pid_alive "$d" || return 1; done
 }
 
+# What else keeps pods off node n, for a status line: ", cordoned" and its taints, if any.
+node_marks() { # n
+  KUBECTL get node "$(node_name "$1")" -o jsonpath='{.spec.unschedulable}{" "}{range .spec.taints[*]}{.key}:{.effect} {end}' 2>/dev/null |
+    sed -e 's/^true/, cordoned/' -e 's/^ *//' -e 's/^\([^,]\)/, taints: \1/' -e 's/ *$//'
+}
+
 node_ready() { # n
   [ "$(KUBECTL get node "$(node_name "$1")" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }

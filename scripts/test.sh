@@ -37,5 +37,7 @@ bash scripts/with-lab.sh bash -c '
   shared_rc=0; exclusive_rc=0
   phase shared 2 "${@:2:$1}" || shared_rc=$?
   phase exclusive 1 "${@:$(($1 + 2))}" || exclusive_rc=$?
+  # After a failure, the lab as the run left it: a daemon down, a node cordoned or tainted, a fault still in force.
+  [ $((shared_rc + exclusive_rc)) -eq 0 ] || bash lab/lab.sh status 2>&1 | grep -v " running (pid" | sed "s/^/# lab after the run: /"
   exit $((shared_rc > exclusive_rc ? shared_rc : exclusive_rc))
 ' suites "${#shared[@]}" "${shared[@]}" "${exclusive[@]}"

@@ -40,22 +40,51 @@ export function shellPod(name: string, node: string | undefined, script: string)
   };
 }
 
+/**
+ * The wait, or, when it fails, its error with what the pod went through appended: its phase, where each container
+ * stands, and its latest Events. A CI log shows only the failure, so it must say why (an image missing on a node,
+ * a pod never scheduled, a container stuck in its init step).
+ */
+async function told<T>(core: CoreV1Api, namespace: string, name: string, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (err) {
+    const story = await podStory(core, namespace, name).catch((e: unknown) => `(the pod could not be read: ${String(e)})`);
+    throw new Error(`${err instanceof Error ? err.message : String(err)}; ${story}`, { cause: err });
+  }
+}
+
+/** One line on a pod: node, phase, each container's state, and its last five Events. */
+async function podStory(core: CoreV1Api, namespace: string, name: string): Promise<string> {
+  const pod = await core.readNamespacedPod({ name, namespace });
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  const states = statuses.map((c) => {
+    const waiting = c.state?.waiting;
+    const done = c.state?.terminated;
+    const state = waiting ? `waiting ${waiting.reason ?? ''} ${waiting.message ?? ''}` : done ? `exited ${done.exitCode} ${done.reason ?? ''}` : 'running';
+    return `${c.name}: ${state.trim()}`;
+  });
+  const events = (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items
+    .slice(-5).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
+  return `pod ${name} on ${pod.spec?.nodeName ?? '(no node)'}, ${pod.status?.phase ?? '?'}; ${states.join('; ') || 'no container status'}; events: ${events.join(' | ') || 'none'}`;
+}
+
 /** Creates the pod and waits until it is Ready; answers it as it is then. */
 export async function readyPod(core: CoreV1Api, namespace: string, pod: V1Pod, timeoutMs = 90_000): Promise<V1Pod> {
   await core.createNamespacedPod({ namespace, body: pod });
   const name = pod.metadata?.name ?? '';
-  return eventually(`pod ${name} Ready`, timeoutMs, async () => {
+  return told(core, namespace, name, eventually(`pod ${name} Ready`, timeoutMs, async () => {
     const p = await core.readNamespacedPod({ name, namespace });
     return isReady(p) ? p : undefined;
-  });
+  }));
 }
 
 /** Waits until the pod has run to the end; answers it, or throws if it failed. */
 export async function finishedPod(core: CoreV1Api, namespace: string, name: string, timeoutMs = 90_000): Promise<V1Pod> {
-  const pod = await eventually(`pod ${name} finished`, timeoutMs, async () => {
+  const pod = await told(core, namespace, name, eventually(`pod ${name} finished`, timeoutMs, async () => {
     const p = await core.readNamespacedPod({ name, namespace });
     return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
-  });
+  }));
   if (pod.status?.phase === 'Failed') {
     const logs = await Promise.all((pod.spec?.containers ?? []).map((c) => core.readNamespacedPodLog({ name, namespace, container: c.name }).catch(() => '')));
     throw new Error(`pod ${name} failed: ${JSON.stringify(pod.status.containerStatuses?.map((c) => c.state?.terminated))} ${logs.join(' | ')}`);
