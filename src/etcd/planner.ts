@@ -390,8 +390,9 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace) : undefined;
   if (recovery) return recovery;
   const failed = (m: MemberView): boolean => podOf(m.name)?.phase === 'Failed';
-  // A member on a lost node is the node-loss rule's: a restart would wait for a kubelet that does not answer.
-  const broken = voters.find((m) => !lostPod(m) && (failed(m) || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs));
+  // A member on a volume on a lost node is the node-loss rule's: a restart would wait for a kubelet that does not
+  // answer. One without a volume is replaced as anywhere else, by whichever threshold comes first.
+  const broken = voters.find((m) => !(lostPod(m) && s.claims.includes(m.name)) && (failed(m) || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs));
   if (broken) {
     const why = failed(broken) ? 'pod failed' : `answered nothing for ${Math.round((s.silentForMs[broken.name] ?? 0) / 1000)} s`;
     // A member with a volume is only ever restarted on its data: replacing it would throw its data away.

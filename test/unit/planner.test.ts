@@ -436,6 +436,10 @@ test('node loss: a member silent on a lost node past the threshold is removed fi
   assert.equal(removed.type, 'RemoveMember');
   assert.match((removed as { reason: string }).reason, /node n3 is lost and it answered nothing for 31 s/);
   assert.equal(plan(healthy(['a', 'b', 'c'], { ...lost, strandedForMs: { c: 31_000 } })).type, 'RemoveMember', 'without a volume the same');
+  // Without a volume, the member threshold applies too, whichever comes first (finding 1: a node cut off for 40 s
+  // with a 10 s member threshold; the node is seen NotReady some 15 s in, too late for the node-loss one).
+  const replaced = plan(healthy(['a', 'b', 'c'], { ...lost, replaceAfterMs: 10_000, silentForMs: { c: 12_000 }, strandedForMs: { c: 1_000 } }));
+  assert.deepEqual([replaced.type, (replaced as { reason?: string }).reason], ['RemoveMember', 'answered nothing for 12 s; replacing it']);
   // One that answers (its kubelet lost the API server, etcd did not) stays.
   assert.equal(plan(healthy(['a', 'b', 'c'], { pods: lost.pods, strandedForMs: { c: 31_000 } })).type, 'Wait');
 });
