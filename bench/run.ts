@@ -17,6 +17,8 @@ import { summarise } from './stats.js';
 import type { Summary } from './stats.js';
 import { backupThroughput } from './backup-throughput.js';
 import type { BackupThroughput } from './backup-throughput.js';
+import { codecBench } from './compression.js';
+import type { CodecBench } from './compression.js';
 import { benchCluster, inNamespace } from './bench-cluster.js';
 import { failover, rollingUpgrade, scaling } from './lifecycle.js';
 import { manyClusters } from './many-clusters.js';
@@ -24,7 +26,7 @@ import { drainAll, nodeLoss } from './node-loss.js';
 import type { ManyClusters } from './many-clusters.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,scale,failover,nodeloss,drain,upgrade,many,backup').split(','));
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,scale,failover,nodeloss,drain,upgrade,many,backup,codecs').split(','));
 const clusterCount = Number(process.env.BENCH_CLUSTERS ?? 20);
 const core = adminKubeConfig().makeApiClient(CoreV1Api);
 const transport = new ApiTransport(adminKubeConfig());
@@ -69,7 +71,7 @@ async function measure(name: string, run: () => Promise<number>): Promise<Summar
   return summarise(samples);
 }
 
-function report(rows: Row[], many: ManyClusters | undefined, backup: BackupThroughput | undefined, losses: string[]): string {
+function report(rows: Row[], many: ManyClusters | undefined, backup: BackupThroughput | undefined, codecs: CodecBench | undefined, losses: string[]): string {
   const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const table = rows.map((r) => `| ${r.scenario} | ${r.summary.runs} | ${r.summary.medianMs} | ${r.summary.minMs} | ${r.summary.maxMs} | ${r.ratio ? `${r.ratio.value} (${r.ratio.to})` : ''} |`);
   const manyLines = many ? [
@@ -87,11 +89,16 @@ function report(rows: Row[], many: ManyClusters | undefined, backup: BackupThrou
       .map(([name, x]) => `| ${name} | ${x.medianMs} | ${x.minMs} | ${x.maxMs} | ${Math.round(backup.dbBytes / 2 ** 20 / (x.medianMs / 1000))} |`),
     '', `Throughput / etcdctl's: volume ${backup.ratioVolume}, S3 ${backup.ratioS3}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`, '',
   ] : [];
+  const codecLines = codecs ? [
+    `## Backup codecs on a ${(codecs.snapshotBytes / 2 ** 20).toFixed(1)} MiB snapshot of the lab's Kubernetes etcd, medians of ${runs} runs`, '',
+    '| codec | encrypted | ratio | seal MiB/s | open MiB/s |', '|---|---|---|---|---|',
+    ...codecs.rows.map((c) => `| ${c.codec} | ${c.encrypted ? 'AES-256-GCM' : 'no'} | ${c.ratio} | ${c.sealMiBs} | ${c.openMiBs} |`), '',
+  ] : [];
   return [
     `# Benchmarks, ${new Date().toISOString()}`, '',
     `Machine: ${machine}. Kubernetes ${lab().kubernetesVersion}, etcd images ${lab().etcdImages.join(', ')}. Medians of ${runs} runs unless said.`, '',
     '| scenario | runs | median ms | min ms | max ms | ratio of medians |', '|---|---|---|---|---|---|', ...table, '',
-    ...(losses.length > 0 ? [losses.join(' '), ''] : []), ...manyLines, ...backupLines,
+    ...(losses.length > 0 ? [losses.join(' '), ''] : []), ...manyLines, ...backupLines, ...codecLines,
   ].join('\n');
 }
 
@@ -155,6 +162,7 @@ async function main(): Promise<void> {
     await operator.stop();
   }
   let backup: BackupThroughput | undefined;
+  const codecs = scenarios.has('codecs') ? await codecBench(runs) : undefined;
   try {
     if (scenarios.has('backup')) backup = await backupThroughput(core, transport, runs);
   } finally {
@@ -163,8 +171,8 @@ async function main(): Promise<void> {
   const machine = { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
   const versions = { kubernetes: lab().kubernetesVersion, etcdImages: lab().etcdImages };
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows, many, backup }, null, 2)}\n`);
-  const text = report(rows, many, backup, losses);
+  writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, versions, rows, many, backup, codecs }, null, 2)}\n`);
+  const text = report(rows, many, backup, codecs, losses);
   writeFileSync('bench/results/latest.md', text);
   process.stdout.write(`${text}\n`);
 }

@@ -67,7 +67,8 @@ up() {
   take_lock
   heal all
   # Idempotent: a lab that is whole is left as it is (restarting parts of it would drop its pods' traffic).
-  if all_running && all_nodes_ready; then log "lab is up"; echo "$LAB_HOME/admin.kubeconfig"; return 0; fi
+  # The facts are written again all the same: a newer checkout may know more of them.
+  if all_running && all_nodes_ready; then write_lab_facts; log "lab is up"; echo "$LAB_HOME/admin.kubeconfig"; return 0; fi
   echo "$LAB_NODES" > "$LAB_HOME/node-count"
   # A new lab answers at the old address: kubectl's cached discovery of the last one would name stale kinds.
   rm -rf "${HOME:-/root}/.kube/cache/discovery/${LAB_HOST_IP}_6443"
@@ -106,7 +107,7 @@ write_lab_facts() {
 {"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_HOST_IP", "clusterDomain": "cluster.local",
  "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images], "busyboxImage": "$BUSYBOX_IMAGE",
  "hostIP": "$LAB_HOST_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm",
- "extrasStatus": "$EXTRAS_STATUS",
+ "extrasStatus": "$EXTRAS_STATUS", "apiserverEtcd": "http://127.0.0.1:$LAB_APISERVER_ETCD_PORT",
  "storageClass": "local-path",
  "nodes": [$nodes]}
 JSON

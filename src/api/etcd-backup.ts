@@ -1,5 +1,6 @@
 import { array, boolean, integer, object, oneOf, string } from './schema.js';
 import type { Infer } from './schema.js';
+import { CODECS } from '../storage/sealed.js';
 import { CLUSTER_NAME, GROUP, VERSION, clusterSpec, condition } from './etcd-cluster.js';
 
 const dnsName = (description: string) => string({ description, maxLength: 253, pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' });
@@ -22,6 +23,18 @@ export const volumeLocation = object({
   path: string({ description: 'A file path inside the volume.', maxLength: 1024, pattern: '^[A-Za-z0-9._/-]+$', 'x-kubernetes-validations': CONFINED_PATH }),
 }, { required: ['claimName', 'path'] });
 
+const KEY_ID = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+const keySecret = dnsName('A Secret holding the backup keys: each data entry is one key, its name the key id, its value 32 random bytes '
+  + '(kubectl create secret generic NAME --from-file=KEYID=<(head -c 32 /dev/urandom)).');
+
+const backupEncryption = object({
+  keySecret,
+  keyId: string({
+    description: 'The key new backups are sealed with (AES-256-GCM). Each object records its key id, so after a rotation older backups still open '
+      + 'as long as keySecret keeps their key.', pattern: KEY_ID,
+  }),
+}, { required: ['keySecret', 'keyId'], description: 'Client-side authenticated encryption of the backups.' });
+
 const STORAGE_RULES = [
   { rule: "self.storageType != 'S3' || has(self.s3)", message: 'storageType S3 needs s3' },
   { rule: "self.storageType != 'Volume' || has(self.volume)", message: 'storageType Volume needs volume' },
@@ -34,6 +47,10 @@ export const backupSpec = object({
   storageType: oneOf(['S3', 'Volume'], { description: 'S3 (any S3-compatible service) or Volume (a PVC).' }),
   s3: s3Location,
   volume: volumeLocation,
+  compression: oneOf(CODECS, {
+    description: 'None (default: the object is a plain etcd snapshot, as CoreOS wrote it), Brotli (measured the best ratio and speed on etcd data) or Gzip.',
+  }),
+  encryption: backupEncryption,
   backupPolicy: object({
     timeoutInSecond: integer({ description: 'Give up a backup after this long.', minimum: 1, maximum: 86400 }),
     backupIntervalInSecond: integer({ description: 'Back up periodically, this often; once when 0 or unset.', minimum: 0, maximum: 31536000 }),
@@ -64,7 +81,10 @@ export const backupStatus = object({
   etcdVersion: string({ description: 'Version of the member the last snapshot came from (CoreOS).' }),
   etcdRevision: integer({ description: 'Store revision of the last snapshot (CoreOS).', format: 'int64' }),
   lastSuccessDate: string({ format: 'date-time' }),
-  lastBackup: object({ path: string(), size: integer({ format: 'int64' }), sha256: string() }),
+  lastBackup: object({
+    path: string(), size: integer({ format: 'int64' }), sha256: string({ description: 'Of the object as stored.' }),
+    compression: string(), keyId: string({ description: 'The key it is encrypted with, if it is.' }),
+  }),
   backups: integer({ description: 'Periodic backups kept.' }),
   observedGeneration: integer({ format: 'int64' }),
   conditions: array(condition),
@@ -80,6 +100,7 @@ export const restoreSpec = object({
   s3: s3Location,
   volume: volumeLocation,
   clusterSpec: { ...clusterSpec, openapi: { ...clusterSpec.openapi, description: 'Spec of the restored cluster (default: 3 members of the default version).' } },
+  encryption: object({ keySecret }, { required: ['keySecret'], description: 'The keys an encrypted backup opens with (it names its own).' }),
 }, {
   required: ['etcdCluster', 'backupStorageType'],
   'x-kubernetes-validations': STORAGE_RULES.map((r) => ({ ...r, rule: r.rule.replace('self.storageType', 'self.backupStorageType') })),

@@ -9,14 +9,19 @@ import type { Retention } from '../storage/retention.js';
 import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
 import type { BackupStorage } from '../storage/storage.js';
+import { CODECS, unseal } from '../storage/sealed.js';
+import type { KeyRing, SealOptions } from '../storage/sealed.js';
+import { keyRingFromDir, sealWith } from '../storage/keys.js';
 import { EtcdClient } from '../etcd/client.js';
 import { SECRET_KEYS } from '../k8s/tls-secrets.js';
 import { saveSnapshot } from '../controllers/backup/save.js';
 import { createLogger, logProcessWarnings } from '../runtime/log.js';
 
-export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH)
-  Copies a backup to FILE, checking it against the sha256 stored beside it; nothing is left at FILE if it does not match.
+export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH) [--key-dir DIR]
+  Copies a backup to FILE as a plain snapshot, checking it against the sha256 stored beside it and, if it is
+  encrypted, every frame against its tag (keys: one file per key id in DIR); nothing is left at FILE if it fails.
        etcd-operator snapshot save --endpoints URL[,URL…] --dir DIR --name PATH [--periodic --max-backups N --retention EVERY:FOR,…] [--timeout S] [--tls-dir DIR]
+                                   [--compression None|Brotli|Gzip] [--key-dir DIR --key-id ID]
   Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).`;
 
 const say = (msg: string, fields: Record<string, unknown> = {}): void => {
@@ -30,10 +35,27 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
       'aws-dir': { type: 'string' }, dir: { type: 'string' }, name: { type: 'string' },
       endpoints: { type: 'string' }, periodic: { type: 'boolean', default: false }, 'max-backups': { type: 'string', default: '0' }, retention: { type: 'string', default: '' },
       timeout: { type: 'string', default: '3600' }, 'tls-dir': { type: 'string' },
+      compression: { type: 'string', default: 'None' }, 'key-dir': { type: 'string' }, 'key-id': { type: 'string' },
     },
   });
+  const codec = CODECS.find((c) => c === values.compression);
+  if (!codec) {
+    process.stderr.write(`--compression ${values.compression}: one of ${CODECS.join(', ')}\n`);
+    return 2;
+  }
+  let keys: KeyRing | undefined;
+  let sealing: SealOptions;
+  try {
+    keys = values['key-dir'] ? await keyRingFromDir(values['key-dir']) : undefined;
+    sealing = sealWith(codec, keys, values['key-id']);
+  } catch (err) {
+    // The operator checks the keys before it starts this pod; a Secret changed since lands here.
+    say('backup keys not usable', { error: (err as Error).message });
+    await writeFile('/dev/termination-log', (err as Error).message).catch(() => undefined);
+    return 1;
+  }
   if (positionals[0] === 'save' && values.endpoints && values.dir && values.name) {
-    return save({ endpoints: values.endpoints.split(','), dir: values.dir, name: values.name, periodic: values.periodic,
+    return save({ endpoints: values.endpoints.split(','), dir: values.dir, name: values.name, periodic: values.periodic, sealing,
       retention: { maxBackups: Number(values['max-backups']), tiers: parseTiers(values.retention) }, timeoutMs: Number(values.timeout) * 1000, ...(values['tls-dir'] ? { tlsDir: values['tls-dir'] } : {}) });
   }
   if (positionals[0] !== 'fetch' || !values.to || !(values['s3-path'] ? values['aws-dir'] : values.dir && values.name)) {
@@ -54,7 +76,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   const partial = `${values.to}.partial`;
   const started = Date.now();
   try {
-    await pipeline(Readable.from(storage.get(name)), createWriteStream(partial));
+    await pipeline(Readable.from(unseal(storage.get(name), keys ?? new Map(), name)), createWriteStream(partial));
     await rename(partial, values.to);
     say('snapshot fetched and verified', { name, to: values.to, ms: Date.now() - started });
     return 0;
@@ -65,7 +87,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   }
 }
 
-interface SaveOptions { endpoints: string[]; dir: string; name: string; periodic: boolean; retention: Retention; timeoutMs: number; tlsDir?: string }
+interface SaveOptions { endpoints: string[]; dir: string; name: string; periodic: boolean; retention: Retention; sealing: SealOptions; timeoutMs: number; tlsDir?: string }
 
 /** The Volume backup, run in a pod with the claim mounted; its result goes where the operator reads it. */
 async function save(o: SaveOptions): Promise<number> {
@@ -78,7 +100,7 @@ async function save(o: SaveOptions): Promise<number> {
   try {
     const saved = await saveSnapshot({
       etcd: new EtcdClient({ timeoutMs: 10_000, ...(tls ? { tls } : {}) }), endpoints: o.endpoints, storage: new DirectoryStorage(o.dir), base: o.name,
-      periodic: o.periodic, retention: o.retention, timeoutMs: o.timeoutMs, log,
+      periodic: o.periodic, retention: o.retention, sealing: o.sealing, timeoutMs: o.timeoutMs, log,
     });
     const result = JSON.stringify(saved);
     process.stdout.write(`${result}\n`);

@@ -10,6 +10,7 @@ import { MEMBER_TLS_DIR, SECRET_KEYS } from './tls-secrets.js';
 import type { TlsSecretNames } from './tls-secrets.js';
 import { ownedByCluster } from './owner.js';
 import { ZONE_LABEL } from './node-state.js';
+import { KEY_DIR } from './snapshot-pod.js';
 
 export const METRICS_PORT = 8080;
 export const DATA_DIR = '/var/etcd/data';
@@ -18,7 +19,10 @@ export const DATA_DIR = '/var/etcd/data';
 export interface RestoreSource {
   s3?: { path: string; awsSecret: string; endpoint?: string; forcePathStyle?: boolean };
   volume?: { claimName: string; path: string };
+  /** The Secret with the keys, when the backup may be encrypted. */
+  keySecret?: string;
 }
+
 
 const SNAPSHOT_FILE = '/var/etcd/restore.db';
 /**
@@ -44,8 +48,11 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
       {
         name: 'fetch-snapshot', image: i.operator.image,
         // The operator image's entrypoint is the CLI, wherever an image puts node.
-        args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from],
-        volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true }],
+        args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from, ...(r.keySecret ? ['--key-dir', KEY_DIR] : [])],
+        volumeMounts: [
+          { name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true },
+          ...(r.keySecret ? [{ name: 'backup-keys', mountPath: KEY_DIR, readOnly: true }] : []),
+        ],
       },
       {
         name: RESTORE_STEP, image: imageOf(i.spec, i.version),
@@ -54,7 +61,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
       },
     ],
-    volumes: [source],
+    volumes: [source, ...(r.keySecret ? [{ name: 'backup-keys', secret: { secretName: r.keySecret } }] : [])],
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { VolumeLocation } from '../api/etcd-backup.js';
+import type { BackupSpec, VolumeLocation } from '../api/etcd-backup.js';
+import type { Codec } from '../storage/sealed.js';
 import { APP } from './labels.js';
 import { ownedBy } from './owner.js';
 import { OPERATOR_UID, lockedDownContainer, nonRootPod } from './security.js';
@@ -18,10 +19,14 @@ export interface SnapshotPodInput {
   tlsSecret?: string;
   periodic: boolean;
   retention: Retention;
+  compression: Codec;
+  /** The Secret with the backup keys, mounted at KEY_DIR, and the key new backups are sealed with. */
+  encryption?: NonNullable<BackupSpec['encryption']>;
   timeoutSeconds: number;
 }
 
 export const TLS_DIR = '/etc/etcd-client-tls';
+export const KEY_DIR = '/etc/etcd-backup/keys';
 
 /**
  * A one-off pod that takes a backup onto a volume: the operator image runs the same snapshot code with the
@@ -45,13 +50,18 @@ export function snapshotPod(i: SnapshotPodInput): V1Pod {
           'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,
           '--timeout', String(i.timeoutSeconds), ...(i.periodic ? ['--periodic', '--max-backups', String(i.retention.maxBackups)] : []),
           ...(i.periodic && i.retention.tiers.length > 0 ? ['--retention', tiersArg(i.retention.tiers)] : []),
-          ...(i.tlsSecret ? ['--tls-dir', TLS_DIR] : []),
+          ...(i.tlsSecret ? ['--tls-dir', TLS_DIR] : []), '--compression', i.compression,
+          ...(i.encryption ? ['--key-dir', KEY_DIR, '--key-id', i.encryption.keyId] : []),
         ],
-        volumeMounts: [{ name: 'backup', mountPath: '/backup' }, ...(i.tlsSecret ? [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] : [])],
+        volumeMounts: [
+          { name: 'backup', mountPath: '/backup' }, ...(i.tlsSecret ? [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] : []),
+          ...(i.encryption ? [{ name: 'keys', mountPath: KEY_DIR, readOnly: true }] : []),
+        ],
       }],
       volumes: [
         { name: 'backup', persistentVolumeClaim: { claimName: i.volume.claimName } },
         ...(i.tlsSecret ? [{ name: 'tls', secret: { secretName: i.tlsSecret } }] : []),
+        ...(i.encryption ? [{ name: 'keys', secret: { secretName: i.encryption.keySecret } }] : []),
       ],
     },
   };

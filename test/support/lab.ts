@@ -39,6 +39,8 @@ export interface LabFacts {
   helm: string;
   /** State of the build of those two, which a first `lab up` leaves running behind it. */
   extrasStatus: string;
+  /** The Kubernetes API server's own etcd (client URL on the host): real Kubernetes data, for the codec bench. */
+  apiserverEtcd: string;
 }
 
 const labHome = process.env.ETCD_OPERATOR_LAB_HOME ?? '/var/lib/etcd-operator-lab';

@@ -154,11 +154,12 @@ test('a survivor restarting alone carries --force-new-cluster, marked on the pod
   assert.ok(!memberPod(input()).spec?.containers[0]?.command?.includes('--force-new-cluster'));
 });
 
-test('a Volume backup runs once in a pod of the operator image, owned by its EtcdBackup, with the claim and the client certificate mounted', () => {
+test('a Volume backup runs once in a pod of the operator image, owned by its EtcdBackup, with the claim, the client certificate and the backup keys mounted', () => {
   const pod = snapshotPod({
     namespace: 'ns', backup: 'nightly', backupUid: 'u1', operatorImage: 'op:1', endpoints: ['https://a:2379', 'https://b:2379'],
     volume: { claimName: 'backups', path: 'x/snap.db' }, tlsSecret: 'ex-client-tls', periodic: true,
     retention: { maxBackups: 3, tiers: [{ everySeconds: 3600, forSeconds: 86400 }, { everySeconds: 86400, forSeconds: 2592000 }] }, timeoutSeconds: 600,
+    compression: 'Brotli', encryption: { keySecret: 'backup-keys', keyId: 'k2' },
   });
   assert.match(pod.metadata?.name ?? '', /^nightly-snapshot-[0-9a-f]{8}$/);
   assert.deepEqual(pod.metadata?.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]), [['EtcdBackup', 'u1', true]]);
@@ -167,9 +168,10 @@ test('a Volume backup runs once in a pod of the operator image, owned by its Etc
   assert.equal(pod.spec.containers[0]?.command, undefined, 'the image entrypoint runs');
   assert.deepEqual(pod.spec.containers[0]?.args, [
     'snapshot', 'save', '--endpoints', 'https://a:2379,https://b:2379', '--dir', '/backup', '--name', 'x/snap.db', '--timeout', '600', '--periodic', '--max-backups', '3',
-    '--retention', '3600:86400,86400:2592000', '--tls-dir', '/etc/etcd-client-tls',
+    '--retention', '3600:86400,86400:2592000', '--tls-dir', '/etc/etcd-client-tls', '--compression', 'Brotli', '--key-dir', '/etc/etcd-backup/keys', '--key-id', 'k2',
   ]);
-  assert.deepEqual(pod.spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName ?? v.secret?.secretName), ['backups', 'ex-client-tls']);
+  assert.deepEqual(pod.spec.volumes?.map((v) => v.persistentVolumeClaim?.claimName ?? v.secret?.secretName), ['backups', 'ex-client-tls', 'backup-keys']);
+  assert.deepEqual(pod.spec.containers[0].volumeMounts?.map((m) => [m.mountPath, m.readOnly ?? false]), [['/backup', false], ['/etc/etcd-client-tls', true], ['/etc/etcd-backup/keys', true]]);
   const { runAsNonRoot, runAsUser, fsGroup, seccompProfile } = pod.spec.securityContext ?? {};
   assert.deepEqual([runAsNonRoot, runAsUser, fsGroup, seccompProfile?.type], [true, 65532, 65532, 'RuntimeDefault'], 'non-root, the claim writable through fsGroup');
   assert.deepEqual(pod.spec.containers[0].securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });

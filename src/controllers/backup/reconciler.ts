@@ -16,7 +16,7 @@ import type { Saved } from './save.js';
 import { ConfigurationError } from '../cluster/tls.js';
 import type { EtcdClients } from '../cluster/tls.js';
 import { snapshotSource } from './source.js';
-import { openStorage } from './storage-for.js';
+import { backupSealing, openStorage } from './storage-for.js';
 import { retentionOf } from '../../storage/retention.js';
 
 export interface BackupReconcilerDeps {
@@ -57,7 +57,7 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
       const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
       await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, () => ({
         succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),
-        lastBackup: { path: taken.object.name, size: taken.object.size, sha256: taken.object.sha256 },
+        lastBackup: { path: taken.object.name, size: taken.object.size, sha256: taken.object.sha256, compression: taken.object.compression, ...(taken.object.keyId ? { keyId: taken.object.keyId } : {}) },
         ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation,
         conditions: [{ type: 'Succeeded', status: 'True', reason: 'BackupTaken', message, lastTransitionTime: rfc3339(Date.now()), observedGeneration: generation }],
       }));
@@ -98,8 +98,11 @@ async function takeInPod(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs
     const { spec } = backup;
     const source = await snapshotSource(spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
     if (!spec.volume) throw new ConfigurationError('VolumeMissing', 'storageType Volume needs volume');
+    // Checked here, so that a missing or bad key is a condition on the backup rather than a failed pod.
+    const sealing = await backupSealing(d.transport, namespace, spec);
     await d.transport.call('POST', `/api/v1/namespaces/${namespace}/pods`, snapshotPod({
       namespace, backup: name, backupUid: uid, operatorImage: d.operatorImage, endpoints: source.endpoints, volume: spec.volume,
+      compression: sealing.codec, ...(spec.encryption ? { encryption: spec.encryption } : {}),
       ...(source.tlsSecret ? { tlsSecret: source.tlsSecret } : {}), periodic: intervalMs > 0, retention: retentionOf(spec.backupPolicy),
       timeoutSeconds: spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S,
     }));
@@ -117,9 +120,11 @@ async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: num
   const { namespace } = backup.metadata;
   const spec = backup.spec;
   const source = await snapshotSource(spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
+  const sealing = await backupSealing(d.transport, namespace, spec);
   const opened = await openStorage(d.transport, namespace, spec.s3);
   try {
     return await saveSnapshot({
+      sealing,
       etcd: source.etcd, endpoints: source.endpoints, storage: opened.storage, base: opened.name, periodic: intervalMs > 0,
       retention: retentionOf(spec.backupPolicy), timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
     });

@@ -4,6 +4,8 @@ import { periodicBackups, periodicName } from '../../storage/naming.js';
 import { expired } from '../../storage/retention.js';
 import type { Retention } from '../../storage/retention.js';
 import type { BackupStorage, StoredObject } from '../../storage/storage.js';
+import { seal, seals } from '../../storage/sealed.js';
+import type { Codec, SealOptions } from '../../storage/sealed.js';
 
 const PROGRESS_BYTES = 64 * 1024 * 1024;
 
@@ -17,13 +19,15 @@ export interface SaveRequest {
   periodic: boolean;
   /** Which periodic backups are kept. */
   retention: Retention;
+  /** Compression and encryption of the object (none: a plain etcd snapshot). */
+  sealing: SealOptions;
   timeoutMs: number;
   log: Logger;
 }
 
 /** What a backup wrote, from which revision and version; how many periodic backups remain. */
 export interface Saved {
-  object: StoredObject;
+  object: StoredObject & { compression: Codec; keyId?: string };
   revision: number;
   version: string;
   kept?: number;
@@ -38,7 +42,9 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   const { revision, version } = member.value;
   const objectName = r.periodic ? periodicName(r.base, revision, new Date()) : r.base;
   r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
-  const object = await r.storage.put(objectName, paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log));
+  const snapshot = paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log);
+  const stored = await r.storage.put(objectName, seals(r.sealing) ? seal(snapshot, r.sealing) : snapshot);
+  const object = { ...stored, compression: r.sealing.codec, ...(r.sealing.key ? { keyId: r.sealing.key.id } : {}) };
   if (!r.periodic) return { object, revision, version };
   for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.retention, Date.now())) {
     await r.storage.remove(old);

@@ -4,7 +4,10 @@ import type { ApiTransport } from '../../runtime/transport.js';
 import type { BackupStorage } from '../../storage/storage.js';
 import { s3Storage } from '../../storage/locate.js';
 import { secretText } from '../../k8s/tls-secrets.js';
-import type { S3Location } from '../../api/etcd-backup.js';
+import type { BackupSpec, S3Location } from '../../api/etcd-backup.js';
+import { SealError } from '../../storage/sealed.js';
+import type { KeyRing, SealOptions } from '../../storage/sealed.js';
+import { keyRing, sealWith } from '../../storage/keys.js';
 import { ConfigurationError } from '../cluster/tls.js';
 
 export interface OpenedStorage {
@@ -36,6 +39,27 @@ async function readSecret(transport: ApiTransport, namespace: string, name: stri
     return (await transport.call('GET', `/api/v1/namespaces/${namespace}/secrets/${name}`)) as V1Secret;
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) throw new ConfigurationError('SecretMissing', `Secret ${name} does not exist`);
+    throw err;
+  }
+}
+
+/** The keys in a backup key Secret (each entry a key, named by its id); a bad one is a configuration error. */
+export async function readKeyRing(transport: ApiTransport, namespace: string, secretName: string): Promise<KeyRing> {
+  const secret = await readSecret(transport, namespace, secretName);
+  return configured('InvalidKeySecret', `Secret ${secretName}`, () => keyRing(Object.entries(secret.data ?? {}).map(([id, b64]) => [id, Buffer.from(b64, 'base64')] as const)));
+}
+
+/** How a backup's objects are sealed, its key read from its Secret now (a key missing there is a configuration error). */
+export async function backupSealing(transport: ApiTransport, namespace: string, spec: BackupSpec): Promise<SealOptions> {
+  const ring = spec.encryption ? await readKeyRing(transport, namespace, spec.encryption.keySecret) : undefined;
+  return configured('KeyMissing', `Secret ${spec.encryption?.keySecret ?? ''}`, () => sealWith(spec.compression ?? 'None', ring, spec.encryption?.keyId));
+}
+
+function configured<T>(reason: string, where: string, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof SealError) throw new ConfigurationError(reason, `${where}: ${err.message}`);
     throw err;
   }
 }

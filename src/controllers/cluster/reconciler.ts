@@ -261,20 +261,22 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
   const rebuild = cluster.status?.rebuild;
   if (rebuild && !rebuild.completedAt) {
     const backup = d.backups.get(cluster.metadata.namespace, rebuild.backup ?? '');
-    const { s3, volume } = backup?.spec ?? {};
+    const { s3, volume, encryption } = backup?.spec ?? {};
+    const keys = encryption ? { keySecret: encryption.keySecret } : {};
     // The object is named inside the backup's bucket; the file inside the backup's claim.
-    if (backup?.spec.storageType === 'S3' && s3) return { s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` } };
-    if (backup?.spec.storageType === 'Volume' && volume) return { volume: { claimName: volume.claimName, path: rebuild.path ?? volume.path } };
+    if (backup?.spec.storageType === 'S3' && s3) return { s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` }, ...keys };
+    if (backup?.spec.storageType === 'Volume' && volume) return { volume: { claimName: volume.claimName, path: rebuild.path ?? volume.path }, ...keys };
     throw new ConfigurationError('BackupMissing', `EtcdBackup ${rebuild.backup ?? ''} to rebuild from is gone; nothing is started without it`);
   }
   const by = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
   if (!by) return undefined;
   const restore = d.restores.get(cluster.metadata.namespace, by);
   if (!restore) throw new ConfigurationError('RestoreMissing', `EtcdRestore ${by} that this cluster is restored from does not exist; nothing is started without it`);
-  const { s3, volume } = restore.spec;
+  const { s3, volume, encryption } = restore.spec;
   return {
     ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3 } : {}),
     ...(restore.spec.backupStorageType === 'Volume' && volume ? { volume } : {}),
+    ...(encryption ? { keySecret: encryption.keySecret } : {}),
   };
 }
 

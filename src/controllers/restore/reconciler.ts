@@ -12,7 +12,8 @@ import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
 import { ANNOTATION_RESTORED_BY } from '../../k8s/labels.js';
 import { ChecksumMismatch } from '../../storage/storage.js';
 import { ConfigurationError } from '../cluster/tls.js';
-import { openStorage } from '../backup/storage-for.js';
+import { openStorage, readKeyRing } from '../backup/storage-for.js';
+import { SealError, unseal } from '../../storage/sealed.js';
 
 export interface RestoreReconcilerDeps {
   transport: ApiTransport;
@@ -83,13 +84,15 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
   return { phase: 'Restoring', reason: 'ClusterCreated', message: `EtcdCluster ${target} created; its members start from the snapshot` };
 }
 
-/** Reads the whole backup through its checksum before anything is created; a failure it reports, or undefined. */
+/** Reads the whole backup through its checksum (and keys) before anything is created; a failure it reports, or undefined. */
 async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger): Promise<Outcome | undefined> {
   const { spec } = restore;
   // A volume is only mounted into the members; they check the checksum as they fetch.
   if (spec.backupStorageType === 'Volume') return undefined;
   let opened;
+  let keys;
   try {
+    keys = spec.encryption ? await readKeyRing(d.transport, restore.metadata.namespace, spec.encryption.keySecret) : new Map<string, Buffer>();
     opened = await openStorage(d.transport, restore.metadata.namespace, spec.s3);
   } catch (err) {
     if (err instanceof ConfigurationError) return { phase: 'Failed', reason: err.reason, message: err.message };
@@ -97,11 +100,13 @@ async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
   }
   try {
     let size = 0;
-    for await (const chunk of opened.storage.get(opened.name)) size += chunk.length;
+    // Opened as the members will open it: an encrypted backup's every frame is checked against its tag.
+    for await (const chunk of unseal(opened.storage.get(opened.name), keys, opened.name)) size += chunk.length;
     log.info({ object: opened.name, size }, 'backup checked');
     return undefined;
   } catch (err) {
     if (err instanceof ChecksumMismatch) return { phase: 'Failed', reason: 'ChecksumMismatch', message: err.message };
+    if (err instanceof SealError) return { phase: 'Failed', reason: `Backup${err.reason}`, message: err.message };
     const code = (err as { name?: string }).name;
     if (code === 'NoSuchKey' || code === 'NoSuchBucket') return { phase: 'Failed', reason: 'BackupNotFound', message: `${opened.name}: ${code}` };
     throw err;
