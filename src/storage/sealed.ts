@@ -56,7 +56,7 @@ export function sealingKey(id: string, key: Buffer): SealingKey {
 export async function* seal(source: AsyncIterable<Uint8Array>, o: SealOptions): AsyncIterable<Buffer> {
   const keyId = Buffer.from(o.key?.id ?? '', 'utf8');
   const secret = o.key ? { salt: randomBytes(SALT_BYTES), prefix: randomBytes(PREFIX_BYTES) } : undefined;
-  const header = Buffer.concat([MAGIC, Buffer.from([CODECS.indexOf(o.codec), keyId.length]), keyId, ...(secret ? [secret.salt, secret.prefix] : [])]);
+  const header = headerOf(CODECS.indexOf(o.codec), keyId, secret);
   yield header;
   const packed = o.codec === 'None' ? source : through(source, compressor(o.codec));
   if (!o.key || !secret) {
@@ -85,9 +85,10 @@ export async function* unseal(source: AsyncIterable<Uint8Array>, keys: KeyRing, 
   const [codecIndex = -1, idLength = 0] = await reader.read(2);
   const codec = CODECS[codecIndex];
   if (!codec) throw new SealError('Malformed', `${name}: unknown codec ${codecIndex}`);
-  const keyId = (await reader.read(idLength)).toString('utf8');
+  const keyIdBytes = await reader.read(idLength);
+  const keyId = keyIdBytes.toString('utf8');
   const secret = keyId ? { salt: await reader.read(SALT_BYTES), prefix: await reader.read(PREFIX_BYTES) } : undefined;
-  const header = Buffer.concat([magic, Buffer.from([codecIndex, idLength]), Buffer.from(keyId, 'utf8'), ...(secret ? [secret.salt, secret.prefix] : [])]);
+  const header = headerOf(codecIndex, keyIdBytes, secret);
   const master = keys.get(keyId);
   if (secret && !master) throw new SealError('KeyMissing', `${name} is encrypted with key "${keyId}", which the key Secret does not hold (it holds: ${[...keys.keys()].join(', ') || 'none'})`);
   const packed = secret && master ? decryptFrames(reader, objectKey(master, secret.salt), secret.prefix, header, keyId, name) : reader.rest();
@@ -122,6 +123,11 @@ async function* decryptFrames(reader: ByteReader, key: Buffer, prefix: Buffer, h
     yield plain;
     if (last) return;
   }
+}
+
+/** The header's bytes, as written and as every frame's associated data. */
+function headerOf(codecIndex: number, keyId: Buffer, secret: { salt: Buffer; prefix: Buffer } | undefined): Buffer {
+  return Buffer.concat([MAGIC, Buffer.from([codecIndex, keyId.length]), keyId, ...(secret ? [secret.salt, secret.prefix] : [])]);
 }
 
 function objectKey(master: Buffer, salt: Buffer): Buffer {
