@@ -144,6 +144,14 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   assert.equal(pod.spec?.volumes?.find((v) => v.name === 'backup-source')?.secret?.secretName, 'aws');
   const fromVolume = memberPod(input({ restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
   assert.equal(fromVolume.spec?.volumes?.find((v) => v.name === 'backup-source')?.persistentVolumeClaim?.readOnly, true);
+  assert.ok(!fromVolume.spec.volumes.some((v) => v.name === 'backup-keys'), 'no keys unless asked');
+  // An encrypted backup: the key Secret is mounted read-only into the fetch step, which opens the object with it.
+  const sealed = memberPod(input({ restore: { volume: { claimName: 'backups', path: 'a/b.db' }, keySecret: 'backup-keys' } }));
+  const sealedFetch = sealed.spec?.initContainers?.[0];
+  assert.ok(sealedFetch);
+  assert.deepEqual(sealedFetch.args?.slice(-2), ['--key-dir', '/etc/etcd-backup/keys']);
+  assert.deepEqual(sealedFetch.volumeMounts?.find((m) => m.name === 'backup-keys'), { name: 'backup-keys', mountPath: '/etc/etcd-backup/keys', readOnly: true });
+  assert.equal(sealed.spec?.volumes?.find((v) => v.name === 'backup-keys')?.secret?.secretName, 'backup-keys');
   assert.equal(memberPod(input()).spec?.initContainers, undefined, 'an ordinary member has no init steps');
 });
 
