@@ -164,7 +164,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     .fansOut(nodes, (n) => pods.store.list().filter((p) => p.spec?.nodeName === n.metadata?.name).flatMap(clusterKeyOf), nodeStateChanged);
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
-    operatorImage: o.operatorImage,
+    operatorImage: o.operatorImage, metrics: metrics.backupObserver,
   })).watches(backups, generationChanged).owns(pods, 'EtcdBackup');
   const restoreController = controllerOf('etcdrestore', restoreReconciler({ transport, events, restores: restores.store, clusters: clusters.store }))
     .watches(restores, generationChanged);

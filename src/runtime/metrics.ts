@@ -2,6 +2,13 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { QueueObserver } from './workqueue.js';
 import type { ReconcileObserver } from './controller.js';
 
+/** What the backup controller reports of each backup. */
+export interface BackupObserver {
+  taken(namespace: string, backup: string, t: { atMs: number; bytes: number; revision: number; seconds: number }): void;
+  failed(namespace: string, backup: string): void;
+  gone(namespace: string, backup: string): void;
+}
+
 /**
  * The operator's Prometheus metrics, named as controller-runtime names them so that existing dashboards
  * and alerts for Kubernetes controllers apply unchanged.
@@ -40,9 +47,46 @@ export class RuntimeMetrics {
     labelNames: ['method', 'code'], registers: [this.registry],
   });
 
+  private readonly backupLabels = ['namespace', 'backup'];
+  private readonly backups = new Counter({
+    name: 'etcd_operator_backups_total', help: 'Backups taken (result succeeded) or failed, per EtcdBackup.',
+    labelNames: [...this.backupLabels, 'result'], registers: [this.registry],
+  });
+  private readonly backupSuccess = new Gauge({
+    name: 'etcd_operator_backup_last_success_timestamp_seconds',
+    help: 'When the newest backup of each EtcdBackup was taken; time() minus it is the data a disaster now would lose (RPO).',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
+  private readonly backupBytes = new Gauge({
+    name: 'etcd_operator_backup_last_size_bytes', help: 'Size of the newest backup as stored (compressed, encrypted).', labelNames: this.backupLabels, registers: [this.registry],
+  });
+  private readonly backupRevision = new Gauge({
+    name: 'etcd_operator_backup_last_revision', help: 'etcd store revision the newest backup holds.', labelNames: this.backupLabels, registers: [this.registry],
+  });
+  private readonly backupSeconds = new Gauge({
+    name: 'etcd_operator_backup_last_duration_seconds', help: 'How long the newest backup took, snapshot to stored.', labelNames: this.backupLabels, registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
+
+  /** For the backup controller: each backup's outcome, and its series dropped when the EtcdBackup goes. */
+  readonly backupObserver: BackupObserver = {
+    taken: (namespace, backup, t) => {
+      const labels = { namespace, backup };
+      this.backups.inc({ ...labels, result: 'succeeded' });
+      this.backupSuccess.set(labels, t.atMs / 1000);
+      this.backupBytes.set(labels, t.bytes);
+      this.backupRevision.set(labels, t.revision);
+      this.backupSeconds.set(labels, t.seconds);
+    },
+    failed: (namespace, backup) => { this.backups.inc({ namespace, backup, result: 'failed' }); },
+    gone: (namespace, backup) => {
+      for (const m of [this.backupSuccess, this.backupBytes, this.backupRevision, this.backupSeconds]) m.remove({ namespace, backup });
+      for (const result of ['succeeded', 'failed']) this.backups.remove({ namespace, backup, result });
+    },
+  };
 
   /** For ApiTransport: counts each request to the API server. */
   readonly apiRequestAnswered = (method: string, code: number): void => { this.apiRequests.inc({ method, code: String(code) }); };

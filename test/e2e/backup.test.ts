@@ -10,6 +10,7 @@ import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
+import { counterSeries } from '../support/process-usage.js';
 import type { Minio } from '../support/minio.js';
 
 
@@ -79,5 +80,22 @@ test('EtcdBackup to S3 (a real MinIO): 10,000 keys snapshotted with revision and
   });
   assert.equal(refused.status?.conditions?.[0]?.reason, 'SecretMissing');
   assert.match(refused.status.reason ?? '', /Secret missing does not exist/);
+
+  // The same, as Prometheus sees it: per EtcdBackup, the newest backup's time (RPO = time() minus it), size,
+  // revision and duration, and counts by result; a deleted EtcdBackup's series go with it.
+  const series = async (name: string): Promise<Map<string, number>> => counterSeries(await (await fetch(await operator.metricsUrl())).text(), name);
+  const of = (backup: string): string => `{namespace="${bed.namespace}",backup="${backup}"}`;
+  const size = await series('etcd_operator_backup_last_size_bytes');
+  assert.equal(size.get(of('once')), status.lastBackup.size, 'the size as stored');
+  assert.equal((await series('etcd_operator_backup_last_revision')).get(of('once')), status.etcdRevision);
+  const at = (await series('etcd_operator_backup_last_success_timestamp_seconds')).get(of('once')) ?? 0;
+  assert.ok(Math.abs(at - Date.parse(status.lastSuccessDate ?? '') / 1000) < 5, `taken at ${at}, status says ${status.lastSuccessDate ?? ''}`);
+  assert.ok(((await series('etcd_operator_backup_last_duration_seconds')).get(of('once')) ?? 0) > 0);
+  const counts = await series('etcd_operator_backups_total');
+  assert.equal(counts.get(`{namespace="${bed.namespace}",backup="once",result="succeeded"}`), 1);
+  assert.ok((counts.get(`{namespace="${bed.namespace}",backup="every",result="succeeded"}`) ?? 0) >= 4);
+  assert.ok((counts.get(`{namespace="${bed.namespace}",backup="nosecret",result="failed"}`) ?? 0) >= 1);
+  await bed.transport.call('DELETE', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/once`);
+  await eventually('a deleted backup\'s series gone', 30_000, async () => ((await series('etcd_operator_backup_last_size_bytes')).has(of('once')) ? undefined : true));
   operator.succeeded();
 });

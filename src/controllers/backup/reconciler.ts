@@ -18,6 +18,7 @@ import type { EtcdClients } from '../cluster/tls.js';
 import { snapshotSource } from './source.js';
 import { backupSealing, openStorage } from './storage-for.js';
 import { retentionOf } from '../../storage/retention.js';
+import type { BackupObserver } from '../../runtime/metrics.js';
 
 export interface BackupReconcilerDeps {
   transport: ApiTransport;
@@ -29,6 +30,7 @@ export interface BackupReconcilerDeps {
   clusterDomain: string;
   /** Runs Volume backups in a pod, with the claim mounted. */
   operatorImage: string;
+  metrics: BackupObserver;
 }
 
 const DEFAULT_TIMEOUT_S = 3600;
@@ -43,7 +45,10 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
   return async (key, { log }): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const backup = d.backups.get(namespace, name);
-    if (!backup?.metadata.uid || backup.metadata.deletionTimestamp) return undefined;
+    if (!backup?.metadata.uid || backup.metadata.deletionTimestamp) {
+      d.metrics.gone(namespace, name);
+      return undefined;
+    }
     const intervalMs = (backup.spec.backupPolicy?.backupIntervalInSecond ?? 0) * 1000;
     const due = nextDue(backup, intervalMs, Date.now());
     if (due !== 0) return due === undefined ? undefined : { requeueAfterMs: due };
@@ -54,6 +59,7 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
     try {
       const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
       if (!taken) return { requeueAfterMs: 2000 };
+      d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds });
       const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
       await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, () => ({
         succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),
@@ -72,6 +78,7 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
         conditions: [{ type: 'Succeeded', status: 'False', reason, message, lastTransitionTime: rfc3339(Date.now()), observedGeneration: generation }],
       }));
       await d.events.record(involved, 'Warning', reason, message);
+      d.metrics.failed(namespace, name);
       log.warn({ err }, 'backup failed');
       return { requeueAfterMs: intervalMs > 0 ? Math.min(intervalMs, RETRY_MS) : RETRY_MS };
     }

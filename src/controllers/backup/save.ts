@@ -30,6 +30,8 @@ export interface Saved {
   object: StoredObject & { compression: Codec; keyId?: string };
   revision: number;
   version: string;
+  /** From the snapshot's start to the object stored. */
+  seconds: number;
   kept?: number;
 }
 
@@ -42,15 +44,17 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   const { revision, version } = member.value;
   const objectName = r.periodic ? periodicName(r.base, revision, new Date()) : r.base;
   r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
+  const started = performance.now();
   const snapshot = paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log);
   const stored = await r.storage.put(objectName, seals(r.sealing) ? seal(snapshot, r.sealing) : snapshot);
   const object = { ...stored, compression: r.sealing.codec, ...(r.sealing.key ? { keyId: r.sealing.key.id } : {}) };
-  if (!r.periodic) return { object, revision, version };
+  const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
+  if (!r.periodic) return { object, revision, version, seconds };
   for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.retention, Date.now())) {
     await r.storage.remove(old);
     r.log.info({ removed: old }, 'old backup removed (retention)');
   }
-  return { object, revision, version, kept: periodicBackups(await r.storage.list(`${r.base}_v`), r.base).length };
+  return { object, revision, version, seconds, kept: periodicBackups(await r.storage.list(`${r.base}_v`), r.base).length };
 }
 
 async function firstAnswer<T>(endpoints: string[], ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {
