@@ -1,4 +1,4 @@
-import { periodicBackups } from './naming.js';
+import { datedPeriodicBackups } from './naming.js';
 
 /** A tier of retention: the newest backup of each `everySeconds` period (UTC, from the epoch) is kept for `forSeconds`. */
 export interface RetentionTier {
@@ -12,14 +12,6 @@ export interface Retention {
   tiers: RetentionTier[];
 }
 
-const STAMP = /_(\d{4}-\d{2}-\d{2})-(\d{2}:\d{2}:\d{2})$/;
-
-/** When a periodic backup was taken, from its name (its stamp is UTC). */
-const takenAt = (name: string): number => {
-  const m = STAMP.exec(name);
-  return Date.parse(`${m?.[1] ?? ''}T${m?.[2] ?? ''}Z`);
-};
-
 /**
  * Which periodic backups of `base` retention removes at `nowMs` (injected: the tests run a month in a
  * moment). The newest always stays. Beyond it, with tiers, a backup stays only if some tier keeps it: it is
@@ -27,14 +19,13 @@ const takenAt = (name: string): number => {
  * and with maxBackups, only the newest maxBackups stay. Both rules apply when both are set.
  */
 export function expired(names: readonly string[], base: string, retention: Retention, nowMs: number): string[] {
-  const ordered = periodicBackups(names, base);
-  const newestFirst = [...ordered].reverse();
+  const newestDated = datedPeriodicBackups(names, base).reverse();
+  const newestFirst = newestDated.map((b) => b.name);
   const kept = new Set(newestFirst.slice(0, 1));
   if (retention.tiers.length > 0) {
     for (const tier of retention.tiers) {
       const periods = new Set<number>();
-      for (const name of newestFirst) {
-        const at = takenAt(name);
+      for (const { name, takenAtMs: at } of newestDated) {
         const period = Math.floor(at / (tier.everySeconds * 1000));
         if (nowMs - at > tier.forSeconds * 1000 || periods.has(period)) continue;
         periods.add(period);
@@ -45,7 +36,7 @@ export function expired(names: readonly string[], base: string, retention: Reten
     for (const name of newestFirst) kept.add(name);
   }
   const capped = retention.maxBackups > 0 ? new Set(newestFirst.slice(0, retention.maxBackups)) : undefined;
-  return ordered.filter((name) => !kept.has(name) || (capped !== undefined && !capped.has(name)));
+  return newestFirst.filter((name) => !kept.has(name) || (capped !== undefined && !capped.has(name))).reverse();
 }
 
 /** The retention a backup's spec asks for. */
