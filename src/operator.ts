@@ -16,6 +16,7 @@ import { GROUP, VERSION } from './api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from './api/etcd-backup.js';
 import { restoreReconciler } from './controllers/restore/reconciler.js';
 import { backupReconciler } from './controllers/backup/reconciler.js';
+import { ChangeLogs } from './controllers/backup/change-logs.js';
 import type { EtcdCluster } from './api/etcd-cluster.js';
 import { EtcdClient } from './etcd/client.js';
 import { resolverLookup } from './etcd/dns-lookup.js';
@@ -164,9 +165,11 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     .fansOut(nodes, (n) => pods.store.list().filter((p) => p.spec?.nodeName === n.metadata?.name).flatMap(clusterKeyOf), nodeStateChanged);
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
-    operatorImage: o.operatorImage, metrics: metrics.backupObserver,
+    operatorImage: o.operatorImage, metrics: metrics.backupObserver, changeLogs: new ChangeLogs(active),
   })).watches(backups, generationChanged).owns(pods, 'EtcdBackup');
-  const restoreController = controllerOf('etcdrestore', restoreReconciler({ transport, events, restores: restores.store, clusters: clusters.store }))
+  const restoreController = controllerOf('etcdrestore', restoreReconciler({
+    transport, events, restores: restores.store, clusters: clusters.store, pods: pods.store, etcdClients, clusterDomain: o.clusterDomain,
+  }))
     .watches(restores, generationChanged);
 
   // Every reflector, controller and request in flight (API and etcd) listens for the end of the term: as many as

@@ -51,6 +51,13 @@ export const backupSpec = object({
     description: 'None (default: the object is a plain etcd snapshot, as CoreOS wrote it), Brotli (measured the best ratio and speed on etcd data) or Gzip.',
   }),
   encryption: backupEncryption,
+  continuous: object({
+    chunkSeconds: integer({ description: 'A chunk of the change log is stored this often (default 5): the RPO under steady writes is about this.', minimum: 1, maximum: 300 }),
+    chunkMiB: integer({ description: 'Or sooner, once this much has changed (default 4).', minimum: 1, maximum: 64 }),
+  }, {
+    description: 'Continuous backup: besides the periodic full snapshots, every revision after them is kept in a change log beside them '
+      + '(<path>.changes/), so a restore can reach any revision (EtcdRestore.spec.pointInTime). Needs S3 and backupIntervalInSecond.',
+  }),
   backupPolicy: object({
     timeoutInSecond: integer({ description: 'Give up a backup after this long.', minimum: 1, maximum: 86400 }),
     backupIntervalInSecond: integer({ description: 'Back up periodically, this often; once when 0 or unset.', minimum: 0, maximum: 31536000 }),
@@ -72,6 +79,11 @@ export const backupSpec = object({
   'x-kubernetes-validations': [
     { rule: 'has(self.etcdEndpoints) != has(self.clusterName)', message: 'name either clusterName or etcdEndpoints' },
     ...STORAGE_RULES,
+    { rule: "!has(self.continuous) || self.storageType == 'S3'", message: 'continuous backup is kept in S3 (storageType S3)' },
+    {
+      rule: '!has(self.continuous) || (has(self.backupPolicy) && has(self.backupPolicy.backupIntervalInSecond) && self.backupPolicy.backupIntervalInSecond > 0)',
+      message: 'continuous backup needs periodic full snapshots (backupPolicy.backupIntervalInSecond > 0): the change log starts from them',
+    },
   ],
 });
 
@@ -86,6 +98,15 @@ export const backupStatus = object({
     compression: string(), keyId: string({ description: 'The key it is encrypted with, if it is.' }),
   }),
   backups: integer({ description: 'Periodic backups kept.' }),
+  changeLog: object({
+    fromRevision: integer({ format: 'int64', description: 'The first revision of the change log\'s latest unbroken stretch.' }),
+    throughRevision: integer({ format: 'int64', description: 'Every revision up to this one is stored.' }),
+    confirmedAt: string({ format: 'date-time', description: 'When etcd confirmed that nothing up to throughRevision was left out.' }),
+    rpoSeconds: integer({ description: 'Seconds from confirmedAt to when this status was written (rounded up): what a disaster then would have lost at most.' }),
+    gaps: array(object({ from: integer({ format: 'int64' }), to: integer({ format: 'int64' }), detectedAt: string({ format: 'date-time' }) }), {
+      description: 'Revisions etcd compacted before the log stored them (the latest 10): no point in time among them can be restored.', maxItems: 10,
+    }),
+  }),
   observedGeneration: integer({ format: 'int64' }),
   conditions: array(condition),
 });
@@ -101,14 +122,31 @@ export const restoreSpec = object({
   volume: volumeLocation,
   clusterSpec: { ...clusterSpec, openapi: { ...clusterSpec.openapi, description: 'Spec of the restored cluster (default: 3 members of the default version).' } },
   encryption: object({ keySecret }, { required: ['keySecret'], description: 'The keys an encrypted backup opens with (it names its own).' }),
+  pointInTime: object({
+    revision: integer({ format: 'int64', minimum: 1, description: 'Restore the store exactly as it was at this revision.' }),
+    time: string({ format: 'date-time', description: 'Or as it was at this time: the last revision the continuous backup had received by then.' }),
+  }, {
+    description: 'Restore to a point in time from a continuous backup: s3.path names the EtcdBackup\'s path (not one snapshot); the newest full '
+      + 'snapshot at or before the point is restored and its change log replayed up to it.',
+    'x-kubernetes-validations': [{ rule: 'has(self.revision) != has(self.time)', message: 'name either revision or time' }],
+  }),
 }, {
   required: ['etcdCluster', 'backupStorageType'],
-  'x-kubernetes-validations': STORAGE_RULES.map((r) => ({ ...r, rule: r.rule.replace('self.storageType', 'self.backupStorageType') })),
+  'x-kubernetes-validations': [
+    ...STORAGE_RULES.map((r) => ({ ...r, rule: r.rule.replace('self.storageType', 'self.backupStorageType') })),
+    { rule: "!has(self.pointInTime) || self.backupStorageType == 'S3'", message: 'a point-in-time restore reads a continuous backup, which is kept in S3' },
+  ],
 });
 
 export const restoreStatus = object({
   phase: string({ description: 'Restoring, Completed or Failed.' }),
   reason: string(),
+  pointInTime: object({
+    revision: integer({ format: 'int64', description: 'The revision the restored store is to be at.' }),
+    snapshot: string({ description: 'The full snapshot it starts from.' }),
+    snapshotRevision: integer({ format: 'int64', description: 'The revision that snapshot is named by.' }),
+    replayedThrough: integer({ format: 'int64', description: 'The restored store holds every revision up to this one.' }),
+  }),
   observedGeneration: integer({ format: 'int64' }),
   conditions: array(condition),
 });

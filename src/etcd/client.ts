@@ -5,6 +5,8 @@ import type { LookupFunction } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { memberOfPeerUrl } from './identity.js';
 import { grpcSnapshot } from './snapshot-grpc.js';
+import { grpcWatch } from './watch-grpc.js';
+import type { ChangeEvent, WatchStream } from './watch-grpc.js';
 import { EtcdError } from './etcd-error.js';
 
 export { EtcdError };
@@ -155,6 +157,31 @@ export class EtcdClient {
   snapshot(endpoint: string, timeoutMs?: number): AsyncIterable<Buffer> {
     const { lookup, tls, signal } = this.options;
     return grpcSnapshot(endpoint, { lookup, tls, signal, ...(timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs }) });
+  }
+
+  /** The store's revision, read through the leader (a linearizable read), so a lagging member cannot answer an older one. */
+  async currentRevision(endpoint: string): Promise<number> {
+    const res = (await this.call(endpoint, '/v3/kv/range', { key: 'AA==', count_only: true })) as { header?: { revision?: string } };
+    return Number(res.header?.revision ?? 0);
+  }
+
+  /** A watch of every key from `startRevision` (see watch-grpc.ts); it ends with the client's term. */
+  watch(endpoint: string, startRevision: number): Promise<WatchStream> {
+    const { lookup, tls, signal } = this.options;
+    return grpcWatch(endpoint, startRevision, { lookup, tls, signal });
+  }
+
+  /**
+   * Writes the events of one source revision in one transaction, so that they land at one revision here
+   * too; answers the revision the store is at after it.
+   */
+  async applyRevision(endpoint: string, events: readonly ChangeEvent[]): Promise<number> {
+    const b64 = (b: Buffer): string => b.toString('base64');
+    const success = events.map((e) => (e.type === 'put'
+      ? { request_put: { key: b64(e.key), value: b64(e.value) } }
+      : { request_delete_range: { key: b64(e.key) } }));
+    const res = (await this.call(endpoint, '/v3/kv/txn', { success })) as { header?: { revision?: string } };
+    return Number(res.header?.revision ?? 0);
   }
 
   private open(endpoint: string, path: string, body: unknown, timeoutMs: number): Promise<IncomingMessage> {

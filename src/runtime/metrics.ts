@@ -6,6 +6,8 @@ import type { ReconcileObserver } from './controller.js';
 export interface BackupObserver {
   taken(namespace: string, backup: string, t: { atMs: number; bytes: number; revision: number; seconds: number }): void;
   failed(namespace: string, backup: string): void;
+  /** A continuous backup's change log, as it stands. */
+  changeLog(namespace: string, backup: string, s: { throughRevision?: number; confirmedAtMs?: number; gaps: readonly unknown[] }): void;
   gone(namespace: string, backup: string): void;
 }
 
@@ -67,6 +69,29 @@ export class RuntimeMetrics {
     name: 'etcd_operator_backup_last_duration_seconds', help: 'How long the newest backup took, snapshot to stored.', labelNames: this.backupLabels, registers: [this.registry],
   });
 
+  private readonly changeLogRevision = new Gauge({
+    name: 'etcd_operator_changelog_revision', help: 'Every revision up to this one is in the continuous backup\'s change log.',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
+  private readonly changeLogConfirmed = new Gauge({
+    name: 'etcd_operator_changelog_confirmed_timestamp_seconds', help: 'When etcd last confirmed that the stored change log left nothing out.',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
+  /** Confirmation times by "namespace/backup", for the RPO worked out at each scrape. */
+  private readonly confirmedAt = new Map<string, { namespace: string; backup: string; ms: number }>();
+  private readonly changeLogRpo = new Gauge({
+    name: 'etcd_operator_changelog_rpo_seconds',
+    help: 'Seconds since the change log was last confirmed complete: at most what a disaster now would lose (the recovery point objective).',
+    labelNames: this.backupLabels, registers: [this.registry],
+    collect: () => {
+      for (const c of this.confirmedAt.values()) this.changeLogRpo.set({ namespace: c.namespace, backup: c.backup }, (Date.now() - c.ms) / 1000);
+    },
+  });
+  private readonly changeLogGaps = new Gauge({
+    name: 'etcd_operator_changelog_gaps', help: 'Gaps found in the change log since the operator started (revisions compacted before they were stored).',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -82,8 +107,19 @@ export class RuntimeMetrics {
       this.backupSeconds.set(labels, t.seconds);
     },
     failed: (namespace, backup) => { this.backups.inc({ namespace, backup, result: 'failed' }); },
+    changeLog: (namespace, backup, s) => {
+      const labels = { namespace, backup };
+      this.changeLogGaps.set(labels, s.gaps.length);
+      if (s.throughRevision !== undefined) this.changeLogRevision.set(labels, s.throughRevision);
+      if (s.confirmedAtMs === undefined) return;
+      this.changeLogConfirmed.set(labels, s.confirmedAtMs / 1000);
+      this.confirmedAt.set(`${namespace}/${backup}`, { ...labels, ms: s.confirmedAtMs });
+    },
     gone: (namespace, backup) => {
-      for (const m of [this.backupSuccess, this.backupBytes, this.backupRevision, this.backupSeconds]) m.remove({ namespace, backup });
+      this.confirmedAt.delete(`${namespace}/${backup}`);
+      for (const m of [this.backupSuccess, this.backupBytes, this.backupRevision, this.backupSeconds, this.changeLogRevision, this.changeLogConfirmed, this.changeLogRpo, this.changeLogGaps]) {
+        m.remove({ namespace, backup });
+      }
       for (const result of ['succeeded', 'failed']) this.backups.remove({ namespace, backup, result });
     },
   };

@@ -9,14 +9,11 @@ export function periodicName(base: string, revision: number, at: Date): string {
 
 const PERIODIC = /_v(\d+)_(\d{4}-\d{2}-\d{2})-(\d{2}:\d{2}:\d{2})$/;
 
-/** The periodic backups of `base` among `names` with when each was taken (from its UTC stamp), oldest first (by time, then revision). */
-export function datedPeriodicBackups(names: readonly string[], base: string): { name: string; takenAtMs: number }[] {
+/** The periodic backups of `base` among `names` with when each was taken (from its UTC stamp) and the revision in its name, oldest first (by time, then revision). */
+export function datedPeriodicBackups(names: readonly string[], base: string): { name: string; takenAtMs: number; revision: number }[] {
   const parsed = names.flatMap((name) => {
     const m = name.startsWith(`${base}_v`) ? PERIODIC.exec(name) : null;
     return m ? [{ name, takenAtMs: Date.parse(`${m[2] ?? ''}T${m[3] ?? ''}Z`), revision: Number(m[1]) }] : [];
   });
-  return parsed.sort((a, b) => a.takenAtMs - b.takenAtMs || a.revision - b.revision).map(({ name, takenAtMs }) => ({ name, takenAtMs }));
+  return parsed.sort((a, b) => a.takenAtMs - b.takenAtMs || a.revision - b.revision);
 }
-
-/** The periodic backups of `base` among `names`, oldest first (by time, then revision). */
-export const periodicBackups = (names: readonly string[], base: string): string[] => datedPeriodicBackups(names, base).map((b) => b.name);

@@ -69,3 +69,36 @@ export async function etcdPutMany(endpoint: string, entries: [string, string][],
     await post(endpoint, '/v3/kv/txn', { success }, options);
   }
 }
+
+/** A key as etcd stores it, with its history fields: two stores hold the same data when these all match. */
+export interface StoredKey { key: string; value: string; createRevision: number; modRevision: number; version: number }
+
+/** Every key in the store (at `revision`, when given: the store as it was then), in key order. */
+export async function etcdRangeAll(endpoint: string, revision?: number, options?: CallOptions): Promise<{ revision: number; kvs: StoredKey[] }> {
+  const res = (await post(endpoint, '/v3/kv/range', { key: 'AA==', range_end: 'AA==', ...(revision ? { revision: String(revision) } : {}) }, options)) as {
+    header?: { revision?: string }; kvs?: { key?: string; value?: string; create_revision?: string; mod_revision?: string; version?: string }[];
+  };
+  const decode = (s?: string): string => Buffer.from(s ?? '', 'base64').toString('utf8');
+  return {
+    revision: Number(res.header?.revision ?? 0),
+    kvs: (res.kvs ?? []).map((kv) => ({
+      key: decode(kv.key), value: decode(kv.value), createRevision: Number(kv.create_revision ?? 0), modRevision: Number(kv.mod_revision ?? 0), version: Number(kv.version ?? 0),
+    })),
+  };
+}
+
+/** Compacts the store's history up to `revision`. */
+export async function etcdCompact(endpoint: string, revision: number, options?: CallOptions): Promise<void> {
+  await post(endpoint, '/v3/kv/compaction', { revision: String(revision), physical: true }, options);
+}
+
+/** The member's id, the leader's id and its revision, as it reports them. */
+export async function etcdStatus(endpoint: string, options?: CallOptions): Promise<{ memberId: string; leaderId: string; revision: number }> {
+  const res = (await post(endpoint, '/v3/maintenance/status', {}, options)) as { header?: { member_id?: string; revision?: string }; leader?: string };
+  return { memberId: res.header?.member_id ?? '', leaderId: res.leader ?? '', revision: Number(res.header?.revision ?? 0) };
+}
+
+/** Asks the leader (`endpoint` must be it) to hand leadership to `targetId`. */
+export async function etcdMoveLeader(endpoint: string, targetId: string, options?: CallOptions): Promise<void> {
+  await post(endpoint, '/v3/maintenance/transfer-leadership', { targetID: targetId }, options);
+}

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DirectoryStorage } from '../../src/storage/directory.js';
 import { ChecksumMismatch, coalesced } from '../../src/storage/storage.js';
-import { periodicBackups, periodicName } from '../../src/storage/naming.js';
+import { datedPeriodicBackups, periodicName } from '../../src/storage/naming.js';
 import { expired, parseTiers, tiersArg } from '../../src/storage/retention.js';
 import { awsProfile } from '../../src/storage/aws-files.js';
 
@@ -46,7 +46,7 @@ test('periodic backup names follow CoreOS, order by time, and retention keeps th
     periodicName(base, 100, new Date('2026-11-22T03:00:03Z')), periodicName(base, 99, new Date('2026-11-22T03:00:02Z')),
     periodicName(base, 7, new Date('2026-11-22T03:00:01Z')), 'etcd/backups/other_v1_2026-11-22-03:00:00', `${base}.sha256`,
   ];
-  assert.deepEqual(periodicBackups(names, base).map((n) => n.split('_v')[1]?.split('_')[0]), ['7', '99', '100']);
+  assert.deepEqual(datedPeriodicBackups(names, base).map((b) => b.revision), [7, 99, 100]);
   const now = Date.parse('2026-11-22T04:00:00Z');
   assert.deepEqual(expired(names, base, { maxBackups: 2, tiers: [] }, now), [periodicName(base, 7, new Date('2026-11-22T03:00:01Z'))]);
   assert.deepEqual(expired(names, base, { maxBackups: 0, tiers: [] }, now), [], 'keep everything when unset');

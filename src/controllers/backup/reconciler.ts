@@ -19,6 +19,9 @@ import { snapshotSource } from './source.js';
 import { backupSealing, openStorage } from './storage-for.js';
 import { retentionOf } from '../../storage/retention.js';
 import type { BackupObserver } from '../../runtime/metrics.js';
+import type { ChangeLog } from './change-log.js';
+import { changeLogStatus } from './change-logs.js';
+import type { ChangeLogs } from './change-logs.js';
 
 export interface BackupReconcilerDeps {
   transport: ApiTransport;
@@ -31,11 +34,16 @@ export interface BackupReconcilerDeps {
   /** Runs Volume backups in a pod, with the claim mounted. */
   operatorImage: string;
   metrics: BackupObserver;
+  /** The change logs of continuous backups; they end with the term. */
+  changeLogs: ChangeLogs;
 }
 
 const DEFAULT_TIMEOUT_S = 3600;
 const RETRY_MS = 30_000;
-
+/** How often a continuous backup's status (its RPO) is brought up to date. */
+const CHANGE_LOG_STATUS_MS = 10_000;
+const DEFAULT_CHUNK_SECONDS = 5;
+const DEFAULT_CHUNK_MIB = 4;
 
 /**
  * reconcile(namespace/name) for EtcdBackup: a one-shot backup runs once per spec generation; a periodic one
@@ -45,44 +53,121 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
   return async (key, { log }): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const backup = d.backups.get(namespace, name);
+    if (!backup?.metadata.uid || backup.metadata.deletionTimestamp || !backup.spec.continuous) await d.changeLogs.stop(key);
     if (!backup?.metadata.uid || backup.metadata.deletionTimestamp) {
       d.metrics.gone(namespace, name);
       return undefined;
     }
-    const intervalMs = (backup.spec.backupPolicy?.backupIntervalInSecond ?? 0) * 1000;
-    const due = nextDue(backup, intervalMs, Date.now());
-    if (due !== 0) return due === undefined ? undefined : { requeueAfterMs: due };
-
     const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdbackups/${name}`;
     const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid: backup.metadata.uid };
     const generation = backup.metadata.generation;
+    const intervalMs = (backup.spec.backupPolicy?.backupIntervalInSecond ?? 0) * 1000;
+    let changeLog: ChangeLog | undefined;
+    try {
+      changeLog = backup.spec.continuous ? await ensureChangeLog(d, key, backup, log) : undefined;
+    } catch (err) {
+      if (!(err instanceof ConfigurationError)) throw err;
+      return failed(d, backup, err, log);
+    }
+    const wanted = changeLog?.current.needsSnapshotFrom;
+    // A gap in the log is closed by a full snapshot after it, taken now rather than at the next interval.
+    const gapClosing = wanted !== undefined && wanted > 0 && (backup.status?.etcdRevision ?? -1) < wanted;
+    const due = gapClosing ? 0 : nextDue(backup, intervalMs, Date.now());
+    if (due !== 0) {
+      if (changeLog) await reportChangeLog(d, backup, changeLog, log);
+      const wait = changeLog ? Math.min(due ?? CHANGE_LOG_STATUS_MS, CHANGE_LOG_STATUS_MS) : due;
+      return wait === undefined ? undefined : { requeueAfterMs: wait };
+    }
     try {
       const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
       if (!taken) return { requeueAfterMs: 2000 };
       d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds });
       const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
-      await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, () => ({
+      await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, (current) => ({
+        ...current.status,
         succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),
         lastBackup: { path: taken.object.name, size: taken.object.size, sha256: taken.object.sha256, compression: taken.object.compression, ...(taken.object.keyId ? { keyId: taken.object.keyId } : {}) },
-        ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation,
-        conditions: [{ type: 'Succeeded', status: 'True', reason: 'BackupTaken', message, lastTransitionTime: rfc3339(Date.now()), observedGeneration: generation }],
+        ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation, reason: undefined,
+        conditions: withCondition(current.status?.conditions, { type: 'Succeeded', status: 'True', reason: 'BackupTaken', message }, generation),
       }));
       await d.events.record(involved, 'Normal', 'BackupTaken', message);
       log.info({ object: taken.object, revision: taken.revision }, 'backup taken');
+      if (changeLog) {
+        await reportChangeLog(d, backup, changeLog, log);
+        return { requeueAfterMs: Math.min(intervalMs, CHANGE_LOG_STATUS_MS) };
+      }
       return intervalMs > 0 ? { requeueAfterMs: intervalMs } : undefined;
     } catch (err) {
-      const reason = err instanceof ConfigurationError ? err.reason : 'BackupFailed';
-      const message = (err as Error).message;
-      await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, (current) => ({
-        ...current.status, succeeded: false, reason: message, observedGeneration: generation,
-        conditions: [{ type: 'Succeeded', status: 'False', reason, message, lastTransitionTime: rfc3339(Date.now()), observedGeneration: generation }],
-      }));
-      await d.events.record(involved, 'Warning', reason, message);
-      d.metrics.failed(namespace, name);
-      log.warn({ err }, 'backup failed');
-      return { requeueAfterMs: intervalMs > 0 ? Math.min(intervalMs, RETRY_MS) : RETRY_MS };
+      return failed(d, backup, err, log);
     }
   };
+}
+
+/** Reports a failed backup (a condition, an Event, the metric) and when to try again. */
+async function failed(d: BackupReconcilerDeps, backup: EtcdBackup, err: unknown, log: Logger): Promise<ReconcileResult> {
+  const { namespace, name, uid = '', generation } = backup.metadata;
+  const reason = err instanceof ConfigurationError ? err.reason : 'BackupFailed';
+  const message = (err as Error).message;
+  await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (current) => ({
+    ...current.status, succeeded: false, reason: message, observedGeneration: generation,
+    conditions: withCondition(current.status?.conditions, { type: 'Succeeded', status: 'False', reason, message }, generation),
+  }));
+  await d.events.record({ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid }, 'Warning', reason, message);
+  d.metrics.failed(namespace, name);
+  log.warn({ err }, 'backup failed');
+  const intervalMs = (backup.spec.backupPolicy?.backupIntervalInSecond ?? 0) * 1000;
+  return { requeueAfterMs: intervalMs > 0 ? Math.min(intervalMs, RETRY_MS) : RETRY_MS };
+}
+
+const backupPath = (b: EtcdBackup): string => `/apis/${GROUP}/${VERSION}/namespaces/${b.metadata.namespace}/etcdbackups/${b.metadata.name}`;
+
+type Condition = NonNullable<BackupStatus['conditions']>[number];
+
+/** The conditions with `c` set (its transition time kept when its status and reason did not change). */
+function withCondition(conditions: readonly Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>, generation: number | undefined): Condition[] {
+  const before = conditions?.find((x) => x.type === c.type);
+  const same = before?.status === c.status && before.reason === c.reason;
+  const next = { ...c, lastTransitionTime: same ? before.lastTransitionTime : rfc3339(Date.now()), observedGeneration: generation };
+  return [...(conditions ?? []).filter((x) => x.type !== c.type), next];
+}
+
+/** Starts the backup's change log (again, after its spec changed) with the storage and key its spec names. */
+async function ensureChangeLog(d: BackupReconcilerDeps, key: string, backup: EtcdBackup, log: Logger): Promise<ChangeLog> {
+  const { spec } = backup;
+  const { namespace } = backup.metadata;
+  return d.changeLogs.ensure(key, `${backup.metadata.uid ?? ''}/${backup.metadata.generation ?? 0}`, async () => {
+    const sealing = await backupSealing(d.transport, namespace, spec);
+    const opened = await openStorage(d.transport, namespace, spec.s3);
+    return {
+      close: () => { opened.close(); },
+      settings: {
+        storage: opened.storage, base: opened.name, sealing, log: log.child({ changeLog: key }),
+        chunkMs: (spec.continuous?.chunkSeconds ?? DEFAULT_CHUNK_SECONDS) * 1000,
+        chunkBytes: (spec.continuous?.chunkMiB ?? DEFAULT_CHUNK_MIB) * 1024 * 1024,
+        source: () => snapshotSource(spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain),
+        confirmed: (state) => { d.metrics.changeLog(namespace, backup.metadata.name, state); },
+      },
+    };
+  });
+}
+
+/** Brings the change log's status and metrics up to date; a new gap is a Warning Event, once. */
+async function reportChangeLog(d: BackupReconcilerDeps, backup: EtcdBackup, changeLog: ChangeLog, log: Logger): Promise<void> {
+  const { namespace, name, uid = '', generation } = backup.metadata;
+  const state = changeLog.current;
+  const chunkSeconds = backup.spec.continuous?.chunkSeconds ?? DEFAULT_CHUNK_SECONDS;
+  d.metrics.changeLog(namespace, name, state);
+  const { changeLog: status, condition } = changeLogStatus(state, backup.status?.changeLog, Date.now(), chunkSeconds);
+  const known = backup.status?.changeLog?.gaps ?? [];
+  const fresh = (status.gaps ?? []).filter((g) => !known.some((k) => k.from === g.from && k.to === g.to));
+  await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (current) => ({
+    ...current.status, changeLog: status, conditions: withCondition(current.status?.conditions, condition, generation),
+  }));
+  for (const g of fresh) {
+    const message = `change log gap: revisions ${g.from ?? 0}-${g.to ?? 0} were compacted by etcd before they were stored; no point among them can be restored`;
+    await d.events.record({ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid }, 'Warning', 'ChangeLogGap', message);
+    log.warn({ gap: g }, 'change log gap reported');
+  }
 }
 
 /** 0 when a backup is due now; else how long until it is, or undefined when none is (a one-shot done). */
@@ -133,7 +218,7 @@ async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: num
     return await saveSnapshot({
       sealing,
       etcd: source.etcd, endpoints: source.endpoints, storage: opened.storage, base: opened.name, periodic: intervalMs > 0,
-      retention: retentionOf(spec.backupPolicy), timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
+      retention: retentionOf(spec.backupPolicy), changeLog: spec.continuous !== undefined, timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
     });
   } finally {
     opened.close();

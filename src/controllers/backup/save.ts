@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EtcdClient } from '../../etcd/client.js';
-import { periodicBackups, periodicName } from '../../storage/naming.js';
+import { datedPeriodicBackups, periodicName } from '../../storage/naming.js';
+import { changeLogPrefix, chunksOf, prunableChunks } from '../../storage/change-log.js';
 import { expired } from '../../storage/retention.js';
 import type { Retention } from '../../storage/retention.js';
 import type { BackupStorage, StoredObject } from '../../storage/storage.js';
@@ -19,6 +20,8 @@ export interface SaveRequest {
   periodic: boolean;
   /** Which periodic backups are kept. */
   retention: Retention;
+  /** A continuous backup's: chunks of its change log that no kept snapshot needs go with the snapshots. */
+  changeLog?: boolean;
   /** Compression and encryption of the object (none: a plain etcd snapshot). */
   sealing: SealOptions;
   timeoutMs: number;
@@ -54,7 +57,14 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
     await r.storage.remove(old);
     r.log.info({ removed: old }, 'old backup removed (retention)');
   }
-  return { object, revision, version, seconds, kept: periodicBackups(await r.storage.list(`${r.base}_v`), r.base).length };
+  const kept = datedPeriodicBackups(await r.storage.list(`${r.base}_v`), r.base);
+  const oldest = kept[0];
+  if (r.changeLog && oldest) {
+    const unneeded = prunableChunks(chunksOf(await r.storage.list(changeLogPrefix(r.base)), r.base), Math.min(...kept.map((k) => k.revision)));
+    for (const chunk of unneeded) await r.storage.remove(chunk.name);
+    if (unneeded.length > 0) r.log.info({ removed: unneeded.length, before: oldest.revision }, 'change log chunks no kept snapshot needs removed');
+  }
+  return { object, revision, version, seconds, kept: kept.length };
 }
 
 async function firstAnswer<T>(endpoints: string[], ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {

@@ -273,8 +273,11 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
   const restore = d.restores.get(cluster.metadata.namespace, by);
   if (!restore) throw new ConfigurationError('RestoreMissing', `EtcdRestore ${by} that this cluster is restored from does not exist; nothing is started without it`);
   const { s3, volume, encryption } = restore.spec;
+  // A point-in-time restore starts from the snapshot it chose in the backup's bucket; it is recorded before the cluster is made.
+  const chosen = restore.status?.pointInTime?.snapshot;
+  if (restore.spec.pointInTime && !chosen) throw new ConfigurationError('RestoreNotPlanned', `EtcdRestore ${by} has not chosen its snapshot yet`);
   return {
-    ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3 } : {}),
+    ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3: chosen ? { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${chosen}` } : s3 } : {}),
     ...(restore.spec.backupStorageType === 'Volume' && volume ? { volume } : {}),
     ...(encryption ? { keySecret: encryption.keySecret } : {}),
   };

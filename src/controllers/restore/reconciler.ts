@@ -12,17 +12,35 @@ import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
 import { ANNOTATION_RESTORED_BY } from '../../k8s/labels.js';
 import { ChecksumMismatch } from '../../storage/storage.js';
 import { ConfigurationError } from '../cluster/tls.js';
+import type { V1Pod } from '@kubernetes/client-node';
 import { openStorage, readKeyRing } from '../backup/storage-for.js';
+import type { OpenedStorage } from '../backup/storage-for.js';
+import { snapshotSource } from '../backup/source.js';
+import type { EtcdClients } from '../cluster/tls.js';
 import { SealError, unseal } from '../../storage/sealed.js';
+import type { KeyRing } from '../../storage/sealed.js';
+import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
+import { datedPeriodicBackups } from '../../storage/naming.js';
+import { ReplayError, readChunk, replay } from './replay.js';
 
 export interface RestoreReconcilerDeps {
   transport: ApiTransport;
   events: EventRecorder;
   restores: Store<EtcdRestore>;
   clusters: Store<EtcdCluster>;
+  /** For a point-in-time restore: the restored cluster's members, to replay the change log into. */
+  pods: Store<V1Pod>;
+  etcdClients: EtcdClients;
+  clusterDomain: string;
 }
 
-type Outcome = { phase: 'Restoring' | 'Completed' | 'Failed'; reason: string; message: string };
+type PointInTime = NonNullable<RestoreStatus['pointInTime']>;
+type Outcome = { phase: 'Restoring' | 'Completed' | 'Failed'; reason: string; message: string; pointInTime?: PointInTime };
+
+/** The phase between choosing a point in time and making the cluster. */
+const POINT_CHOSEN = 'PointChosen';
+/** A replay runs this long per reconcile, then yields the worker; the next goes on from the store's revision. */
+const REPLAY_SLICE_MS = 20_000;
 
 /**
  * reconcile(namespace/name) for EtcdRestore: checks the backup (its sha256), then creates the named
@@ -41,10 +59,12 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
     const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores/${name}`;
     const generation = restore.metadata.generation;
     await writeStatus<RestoreStatus, EtcdRestore>(d.transport, path, restore, (current) => {
-      if (current.status?.phase === outcome.phase && current.status.reason === outcome.reason) return undefined;
+      const pointInTime = outcome.pointInTime ?? current.status?.pointInTime;
+      const sameTime = JSON.stringify(pointInTime) === JSON.stringify(current.status?.pointInTime);
+      if (current.status?.phase === outcome.phase && current.status.reason === outcome.reason && sameTime) return undefined;
       const now = rfc3339(Date.now());
       return {
-        phase: outcome.phase, reason: outcome.reason, observedGeneration: generation,
+        phase: outcome.phase, reason: outcome.reason, observedGeneration: generation, ...(pointInTime ? { pointInTime } : {}),
         conditions: [{ type: 'Completed', status: outcome.phase === 'Completed' ? 'True' : 'False', reason: outcome.reason, message: outcome.message, lastTransitionTime: now, observedGeneration: generation }],
       };
     });
@@ -65,51 +85,135 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
       return { phase: 'Failed', reason: 'ClusterExists', message: `EtcdCluster ${target} already exists; a restore only creates a new cluster, and the existing one was not touched` };
     }
     const available = cluster.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+    const pointInTime = restore.status?.pointInTime;
+    if (cluster.status?.bootstrapped && available && pointInTime) return replayed(d, restore, pointInTime, log);
     if (cluster.status?.bootstrapped && available) {
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
       return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (revision ${revision})` };
     }
     return { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is starting from the snapshot` };
   }
-  if (restore.status?.phase === 'Restoring') {
+  if (restore.status?.phase === 'Restoring' && restore.status.reason !== POINT_CHOSEN) {
     return { phase: 'Failed', reason: 'ClusterDeleted', message: `EtcdCluster ${target} was deleted during the restore` };
   }
-  const checked = await checkBackup(d, restore, log);
-  if (checked) return checked;
+  const chosen = restore.status?.pointInTime;
+  if (restore.spec.pointInTime && !chosen) {
+    // Recorded before the cluster is made: its members fetch the snapshot named here.
+    const point = await choosePoint(d, restore, log);
+    if ('phase' in point) return point;
+    return await checkBackup(d, restore, log, point.snapshot) ?? {
+      phase: 'Restoring', reason: POINT_CHOSEN, pointInTime: point,
+      message: `revision ${point.revision ?? 0}: from ${point.snapshot ?? ''} and the change log after it (checked)`,
+    };
+  }
+  if (!chosen) {
+    const checked = await checkBackup(d, restore, log);
+    if (checked) return checked;
+  }
   await d.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`, {
     apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster',
     metadata: { name: target, annotations: { [ANNOTATION_RESTORED_BY]: restore.metadata.name } },
     spec: restore.spec.clusterSpec ?? { size: 3 },
   }).catch(ignoreStatus(409));
-  return { phase: 'Restoring', reason: 'ClusterCreated', message: `EtcdCluster ${target} created; its members start from the snapshot` };
+  if (!chosen) return { phase: 'Restoring', reason: 'ClusterCreated', message: `EtcdCluster ${target} created; its members start from the snapshot` };
+  return {
+    phase: 'Restoring', reason: 'ClusterCreated',
+    message: `EtcdCluster ${target} created from ${chosen.snapshot ?? ''}; the change log is replayed up to revision ${chosen.revision ?? 0} once it is up`,
+  };
 }
 
-/** Reads the whole backup through its checksum (and keys) before anything is created; a failure it reports, or undefined. */
-async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger): Promise<Outcome | undefined> {
+/** Opens the restore's bucket and keys; a configuration error is the outcome instead. */
+async function openSource(d: RestoreReconcilerDeps, restore: EtcdRestore): Promise<{ opened: OpenedStorage; keys: KeyRing } | Outcome> {
   const { spec } = restore;
-  // A volume is only mounted into the members; they check the checksum as they fetch.
-  if (spec.backupStorageType === 'Volume') return undefined;
-  let opened;
-  let keys;
   try {
-    keys = spec.encryption ? await readKeyRing(d.transport, restore.metadata.namespace, spec.encryption.keySecret) : new Map<string, Buffer>();
-    opened = await openStorage(d.transport, restore.metadata.namespace, spec.s3);
+    const keys = spec.encryption ? await readKeyRing(d.transport, restore.metadata.namespace, spec.encryption.keySecret) : new Map<string, Buffer>();
+    return { keys, opened: await openStorage(d.transport, restore.metadata.namespace, spec.s3) };
   } catch (err) {
     if (err instanceof ConfigurationError) return { phase: 'Failed', reason: err.reason, message: err.message };
     throw err;
   }
+}
+
+/**
+ * The revision to restore (given, or the last one the log had received at the given time) and the snapshot
+ * to start from; every chunk of the log up to it is read through its checksum and key before anything is made.
+ */
+async function choosePoint(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger): Promise<PointInTime | Outcome> {
+  const source = await openSource(d, restore);
+  if ('phase' in source) return source;
+  const { opened, keys } = source;
+  const unavailable = (message: string): Outcome => ({ phase: 'Failed', reason: 'PointInTimeUnavailable', message });
+  try {
+    const names = await opened.storage.list(opened.name);
+    const chunks = chunksOf(names, opened.name);
+    const at = restore.spec.pointInTime ?? {};
+    const target = at.revision ?? await revisionAt(chunks, Date.parse(at.time ?? ''), (c) => readChunk({ storage: opened.storage, keys }, c));
+    if (target === undefined) return unavailable(`the change log of ${opened.name} starts after ${at.time ?? ''}`);
+    const plan = pointInTimePlan(datedPeriodicBackups(names, opened.name), chunks, target);
+    if ('refused' in plan) return unavailable(`${opened.name}: ${plan.refused}`);
+    for (const chunk of plan.chunks) await readChunk({ storage: opened.storage, keys }, chunk);
+    log.info({ target, snapshot: plan.snapshot.name, chunks: plan.chunks.length }, 'point in time chosen; its change log checked');
+    return { revision: target, snapshot: plan.snapshot.name, snapshotRevision: plan.snapshot.revision };
+  } catch (err) {
+    return refusal(err, opened.name);
+  } finally {
+    opened.close();
+  }
+}
+
+/** Replays the change log into the restored cluster, a slice at a time; Completed once it is at the revision asked for. */
+async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: PointInTime, log: Logger): Promise<Outcome> {
+  const target = pit.revision ?? 0;
+  const name = restore.spec.etcdCluster.name;
+  const done = (through: number): Outcome => ({
+    phase: 'Completed', reason: 'ClusterRestored', pointInTime: { ...pit, replayedThrough: through },
+    message: `EtcdCluster ${name} is at revision ${through}, as the source was: ${pit.snapshot ?? ''} (revision ${pit.snapshotRevision ?? 0}) and its change log replayed`,
+  });
+  if ((pit.replayedThrough ?? 0) >= target) return done(target);
+  const source = await openSource(d, restore);
+  if ('phase' in source) return source;
+  const { opened, keys } = source;
+  try {
+    const members = await snapshotSource({ clusterName: name, storageType: 'S3' }, restore.metadata.namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
+    const through = await replay({
+      storage: opened.storage, keys, etcd: members.etcd, endpoint: members.endpoints[0] ?? '', chunks: chunksOf(await opened.storage.list(changeLogPrefix(opened.name)), opened.name),
+      target, untilMs: Date.now() + REPLAY_SLICE_MS, log,
+    });
+    if (through >= target) return done(through);
+    return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: through }, message: `replaying the change log: at revision ${through} of ${target}` };
+  } catch (err) {
+    return refusal(err, opened.name);
+  } finally {
+    opened.close();
+  }
+}
+
+/** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */
+function refusal(err: unknown, object: string): Outcome {
+  if (err instanceof ChecksumMismatch) return { phase: 'Failed', reason: 'ChecksumMismatch', message: err.message };
+  if (err instanceof SealError) return { phase: 'Failed', reason: `Backup${err.reason}`, message: err.message };
+  if (err instanceof ReplayError) return { phase: 'Failed', reason: err.reason, message: err.message };
+  const code = (err as { name?: string }).name;
+  if (code === 'NoSuchKey' || code === 'NoSuchBucket') return { phase: 'Failed', reason: 'BackupNotFound', message: `${object}: ${code}` };
+  throw err;
+}
+
+/** Reads the whole backup (or the chosen snapshot of a continuous one) through its checksum and keys before anything is created; a failure it reports, or undefined. */
+async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger, snapshot?: string): Promise<Outcome | undefined> {
+  // A volume is only mounted into the members; they check the checksum as they fetch.
+  if (restore.spec.backupStorageType === 'Volume') return undefined;
+  const source = await openSource(d, restore);
+  if ('phase' in source) return source;
+  const { opened, keys } = source;
+  const object = snapshot ?? opened.name;
   try {
     let size = 0;
     // Opened as the members will open it: an encrypted backup's every frame is checked against its tag.
-    for await (const chunk of unseal(opened.storage.get(opened.name), keys, opened.name)) size += chunk.length;
-    log.info({ object: opened.name, size }, 'backup checked');
+    for await (const chunk of unseal(opened.storage.get(object), keys, object)) size += chunk.length;
+    log.info({ object, size }, 'backup checked');
     return undefined;
   } catch (err) {
-    if (err instanceof ChecksumMismatch) return { phase: 'Failed', reason: 'ChecksumMismatch', message: err.message };
-    if (err instanceof SealError) return { phase: 'Failed', reason: `Backup${err.reason}`, message: err.message };
-    const code = (err as { name?: string }).name;
-    if (code === 'NoSuchKey' || code === 'NoSuchBucket') return { phase: 'Failed', reason: 'BackupNotFound', message: `${opened.name}: ${code}` };
-    throw err;
+    return refusal(err, object);
   } finally {
     opened.close();
   }

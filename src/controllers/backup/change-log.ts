@@ -1,0 +1,192 @@
+import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { EtcdClient } from '../../etcd/client.js';
+import { isAborted, sleep } from '../../runtime/abortable.js';
+import { byRevision, changeLogPrefix, chunkName, chunksOf, coveredRuns, encodeChunk } from '../../storage/change-log.js';
+import type { Hole, LoggedRevision } from '../../storage/change-log.js';
+import { datedPeriodicBackups } from '../../storage/naming.js';
+import { seal, seals } from '../../storage/sealed.js';
+import type { SealOptions } from '../../storage/sealed.js';
+import type { BackupStorage } from '../../storage/storage.js';
+
+export interface ChangeLogSettings {
+  storage: BackupStorage;
+  /** The backup's object name: snapshots are `<base>_v…`, the log `<base>.changes/…`. */
+  base: string;
+  sealing: SealOptions;
+  /** A chunk is closed this often (etcd is asked to confirm progress), or sooner when `chunkBytes` are waiting. */
+  chunkMs: number;
+  chunkBytes: number;
+  /** Where to watch, asked again at each (re)connection: the cluster's members change. */
+  source: () => Promise<{ etcd: EtcdClient; endpoints: string[] }>;
+  /** Told each confirmation as it happens (the metrics' RPO is live, not as of the last status write). */
+  confirmed: (state: Readonly<ChangeLogState>) => void;
+  log: Logger;
+}
+
+/** A gap the log could not avoid: etcd had compacted these revisions before they were read. */
+export interface Gap extends Hole { detectedAtMs: number }
+
+/** What the log holds and how fresh it is, for status and metrics. */
+export interface ChangeLogState {
+  /** The first revision of the log's latest unbroken stretch. */
+  fromRevision?: number;
+  /** Every revision up to this one is in storage. */
+  throughRevision?: number;
+  /** When etcd was last asked for the progress that is now stored: the RPO is the time since. */
+  confirmedAtMs?: number;
+  chunksWritten: number;
+  gaps: Gap[];
+  /** The log waits for a full snapshot at or after this revision (a gap, or no snapshot yet). */
+  needsSnapshotFrom?: number;
+  /** The last failure, until the log is confirmed again. */
+  error?: string;
+}
+
+const RETRY_MS = 1000;
+const SNAPSHOT_POLL_MS = 2000;
+const GAPS_KEPT = 10;
+
+/**
+ * A continuous backup's change log, kept while its EtcdBackup asks for it: watches every key from the
+ * revision after the last stored chunk (or after the newest full snapshot), and every `chunkMs` asks etcd
+ * for progress; its answer confirms that nothing up to its revision is left unsent, and the revisions
+ * received by then are stored as one chunk. A restart or a lost member resumes from the last stored chunk,
+ * so an operator restart, a leader change or a compaction of revisions already read leave no gap. When
+ * etcd has compacted revisions not yet stored, the gap is recorded and the log resumes after a new full
+ * snapshot (asked for through `needsSnapshotFrom`).
+ */
+export class ChangeLog {
+  private readonly state: ChangeLogState = { chunksWritten: 0, gaps: [] };
+  private readonly stopped = new AbortController();
+  readonly done: Promise<void>;
+
+  constructor(private readonly s: ChangeLogSettings, term: AbortSignal) {
+    const signal = AbortSignal.any([term, this.stopped.signal]);
+    this.done = this.run(signal);
+  }
+
+  get current(): Readonly<ChangeLogState> {
+    return { ...this.state, gaps: [...this.state.gaps] };
+  }
+
+  stop(): Promise<void> {
+    this.stopped.abort();
+    return this.done;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    // The log resumes from storage only with a snapshot at or after this revision (a gap was found before it).
+    let snapshotFrom: number | undefined;
+    let attempt = 0;
+    while (!isAborted(signal)) {
+      try {
+        const next = await this.resumePoint(snapshotFrom);
+        if (next === undefined) {
+          this.state.needsSnapshotFrom = snapshotFrom ?? 0;
+          await sleep(SNAPSHOT_POLL_MS, signal);
+          continue;
+        }
+        snapshotFrom = undefined;
+        delete this.state.needsSnapshotFrom;
+        const compacted = await this.follow(next, attempt++, signal);
+        if (compacted !== undefined) {
+          const gap = { from: next, to: compacted - 1, detectedAtMs: Date.now() };
+          this.state.gaps = [...this.state.gaps, gap].slice(-GAPS_KEPT);
+          snapshotFrom = compacted;
+          this.s.log.warn({ gap }, 'change log gap: etcd compacted revisions before they were stored; a full snapshot starts the log again');
+        }
+      } catch (err) {
+        if (isAborted(signal)) break;
+        this.state.error = (err as Error).message;
+        this.s.log.warn({ err }, 'change log interrupted; resuming from the last stored chunk');
+        await sleep(RETRY_MS, signal);
+      }
+    }
+  }
+
+  /**
+   * The first revision not yet stored: after the last chunk, or (no chunks yet, or after a gap) after the
+   * newest full snapshot at or after `snapshotFrom`. Undefined while there is no such snapshot.
+   */
+  private async resumePoint(snapshotFrom: number | undefined): Promise<number | undefined> {
+    const chunks = chunksOf(await this.s.storage.list(changeLogPrefix(this.s.base)), this.s.base);
+    const last = chunks[chunks.length - 1];
+    if (last && snapshotFrom === undefined) {
+      this.state.fromRevision = coveredRuns(chunks).at(-1)?.from ?? last.from;
+      this.state.throughRevision = last.to;
+      return last.to + 1;
+    }
+    const snapshots = datedPeriodicBackups(await this.s.storage.list(`${this.s.base}_v`), this.s.base);
+    const newest = snapshots.reduce((a, b) => (b.revision > a ? b.revision : a), -1);
+    if (newest < 0 || newest < (snapshotFrom ?? 0)) return undefined;
+    this.state.fromRevision = newest + 1;
+    this.state.throughRevision = newest;
+    return newest + 1;
+  }
+
+  /**
+   * Follows the watch from `next`, storing a chunk at each confirmed progress, until the stream fails or the
+   * signal aborts. Answers the compaction revision when `next` was compacted away.
+   */
+  private async follow(next: number, attempt: number, signal: AbortSignal): Promise<number | undefined> {
+    const { etcd, endpoints } = await this.s.source();
+    if (endpoints.length === 0) throw new Error('no member to watch');
+    const endpoint = endpoints[attempt % endpoints.length] ?? '';
+    const watch = await etcd.watch(endpoint, next);
+    const asked: number[] = [];
+    const ask = (): void => {
+      asked.push(Date.now());
+      watch.requestProgress();
+    };
+    const timer = setInterval(() => { if (asked.length === 0) ask(); }, this.s.chunkMs);
+    let pending: LoggedRevision[] = [];
+    let pendingBytes = 0;
+    let from = next;
+    this.s.log.info({ endpoint, from }, 'change log following');
+    try {
+      for await (const m of watch.messages) {
+        if (m.kind === 'compacted') return m.compactRevision;
+        if (m.kind === 'canceled') throw new Error(`etcd canceled the watch: ${m.reason}`);
+        if (m.kind === 'events') {
+          pending = byRevision(m.events, Date.now(), pending);
+          pendingBytes += m.events.reduce((n, e) => n + e.raw.length, 0);
+          if (pendingBytes >= this.s.chunkBytes && asked.length === 0) ask();
+          continue;
+        }
+        const askedAt = asked.shift();
+        if (askedAt === undefined) continue;
+        from = await this.store(from, m.revision, pending, askedAt);
+        pending = [];
+        pendingBytes = 0;
+      }
+      if (!isAborted(signal)) throw new Error('the watch ended');
+      return undefined;
+    } finally {
+      clearInterval(timer);
+      watch.close();
+    }
+  }
+
+  /** Stores the revisions from `from` through `through` as one chunk (none when nothing changed); answers the next `from`. */
+  private async store(from: number, through: number, revisions: LoggedRevision[], askedAt: number): Promise<number> {
+    const held = revisions.map((r) => r.revision);
+    // Every revision has events, so a confirmed stretch holds each of its revisions once, in order; anything
+    // else (a progress answered ahead of its events) must not be stored as complete.
+    if (held.length !== Math.max(0, through - from + 1) || held.some((r, i) => r !== from + i)) {
+      throw new Error(`etcd confirmed revisions ${from}-${through} but sent ${held.length === 0 ? 'none' : `${held[0] ?? ''}-${held[held.length - 1] ?? ''} (${held.length})`}`);
+    }
+    if (through >= from) {
+      const name = chunkName(this.s.base, from, through, askedAt);
+      const body = encodeChunk(revisions);
+      const data = Readable.from([body]);
+      await this.s.storage.put(name, seals(this.s.sealing) ? seal(data, this.s.sealing) : data);
+      this.state.chunksWritten++;
+    }
+    this.state.throughRevision = through;
+    this.state.confirmedAtMs = askedAt;
+    delete this.state.error;
+    this.s.confirmed(this.current);
+    return through + 1;
+  }
+}

@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  byRevision, chunkName, chunksOf, coveredRuns, decodeChunk, encodeChunk, holes, pointInTimePlan, prunableChunks, revisionAt,
+} from '../../src/storage/change-log.js';
+import type { ChunkName, LoggedRevision } from '../../src/storage/change-log.js';
+import { decodeEvent, watchCreateRequest, watchMessage } from '../../src/etcd/watch-grpc.js';
+import { encodeField, lastFields } from '../../src/etcd/protobuf.js';
+import { changeLogStatus } from '../../src/controllers/backup/change-logs.js';
+
+const kv = (key: string, value: string, mod: number, create = mod, version = 1, lease = 0): Buffer => Buffer.concat([
+  encodeField(1, Buffer.from(key)), encodeField(2, create), encodeField(3, mod), encodeField(4, version), encodeField(5, Buffer.from(value)), encodeField(6, lease),
+]);
+const event = (type: 0 | 1, body: Buffer): Buffer => Buffer.concat([encodeField(1, type), encodeField(2, body)]);
+const header = (revision: number): Buffer => encodeField(1, Buffer.concat([encodeField(1, 77), encodeField(3, revision)]));
+
+test('watch responses: events keep etcd\'s bytes with their revision; progress, compaction and cancel are told apart; creation is skipped', () => {
+  const put = event(0, kv('a', 'one', 7, 5, 3, 9));
+  const del = event(1, kv('b', '', 7));
+  const events = watchMessage(Buffer.concat([header(7), encodeField(2, 1), encodeField(11, put), encodeField(11, del)]));
+  assert.deepEqual(events, { kind: 'events', events: [{ revision: 7, raw: put }, { revision: 7, raw: del }] });
+  assert.deepEqual(watchMessage(header(42)), { kind: 'progress', revision: 42 });
+  assert.deepEqual(watchMessage(Buffer.concat([header(50), encodeField(4, true), encodeField(5, 30)])), { kind: 'compacted', compactRevision: 30 });
+  assert.deepEqual(watchMessage(Buffer.concat([header(50), encodeField(4, true), encodeField(6, Buffer.from('no leader'))])), { kind: 'canceled', reason: 'no leader' });
+  assert.equal(watchMessage(Buffer.concat([header(50), encodeField(3, true)])), undefined);
+  assert.deepEqual(decodeEvent(put), { type: 'put', key: Buffer.from('a'), value: Buffer.from('one'), revision: 7, createRevision: 5, version: 3, lease: 9 });
+  assert.equal(decodeEvent(del).type, 'delete');
+});
+
+test('a watch is created over every key from the revision asked, in fragments', () => {
+  const create = lastFields(watchCreateRequest(1234)).get(1);
+  assert.ok(Buffer.isBuffer(create));
+  const f = lastFields(create);
+  assert.deepEqual([f.get(1), f.get(2), f.get(3), f.get(8)], [Buffer.from([0]), Buffer.from([0]), 1234, 1]);
+});
+
+test('chunks: revisions round-trip with their events and times; a cut-off body is an error, not a shorter log', () => {
+  const revisions = byRevision([
+    { revision: 10, raw: Buffer.from('e1') }, { revision: 10, raw: Buffer.from('e2') }, { revision: 11, raw: Buffer.alloc(300, 1) },
+  ], 1_700_000_000_123);
+  assert.deepEqual(revisions.map((r) => [r.revision, r.events.length]), [[10, 2], [11, 1]]);
+  const body = encodeChunk(revisions);
+  assert.deepEqual(decodeChunk(body), revisions);
+  assert.throws(() => decodeChunk(body.subarray(0, body.length - 5)), /cut off/);
+});
+
+test('chunk names list in revision order and parse back; other objects are ignored', () => {
+  const names = [chunkName('b/x.db', 101, 250, 5000), chunkName('b/x.db', 9, 100, 4000), 'b/x.db_v5_2026-01-01-00:00:00', 'b/x.db.changes/junk'];
+  assert.deepEqual([...names].sort().filter((n) => n.includes('.changes/0')), [names[1], names[0]], 'lexical order is revision order');
+  assert.deepEqual(chunksOf(names, 'b/x.db').map((c) => [c.from, c.to, c.confirmedAtMs]), [[9, 100, 4000], [101, 250, 5000]]);
+});
+
+const chunk = (from: number, to: number, confirmedAtMs = to * 10): ChunkName => ({ name: chunkName('x', from, to, confirmedAtMs), from, to, confirmedAtMs });
+
+test('holes and runs: what the log holds and misses between two revisions', () => {
+  const chunks = [chunk(1, 10), chunk(11, 20), chunk(31, 40)];
+  assert.deepEqual(holes(chunks, 5, 20), []);
+  assert.deepEqual(holes(chunks, 5, 35), [{ from: 21, to: 30 }]);
+  assert.deepEqual(holes(chunks, 5, 45), [{ from: 21, to: 30 }, { from: 41, to: 45 }]);
+  assert.deepEqual(coveredRuns(chunks), [{ from: 1, to: 20 }, { from: 31, to: 40 }]);
+  assert.deepEqual(prunableChunks(chunks, 20).map((c) => c.to), [10, 20]);
+});
+
+test('a point in time starts from the newest snapshot at or before it whose log reaches it', () => {
+  const snapshots = [{ name: 's5', revision: 5 }, { name: 's25', revision: 25 }, { name: 's35', revision: 35 }];
+  const chunks = [chunk(6, 10), chunk(11, 20), chunk(36, 50)];
+  const plan = pointInTimePlan(snapshots, chunks, 15);
+  assert.ok('snapshot' in plan);
+  assert.deepEqual([plan.snapshot.name, plan.chunks.map((c) => c.from)], ['s5', [6, 11]]);
+  const later = pointInTimePlan(snapshots, chunks, 40);
+  assert.ok('snapshot' in later && later.snapshot.name === 's35');
+  assert.deepEqual(pointInTimePlan(snapshots, chunks, 30), { refused: 'revision 30 cannot be rebuilt: revisions 26-30 are missing after the nearest snapshot (the change log holds 6-20, 36-50)' });
+  assert.match((pointInTimePlan(snapshots, chunks, 3) as { refused: string }).refused, /before the oldest full snapshot \(revision 5\)/);
+});
+
+test('property: a plan always covers every revision from its snapshot to the target; a refusal means no snapshot could', () => {
+  const stretch = fc.tuple(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 0, max: 30 })).map(([from, n]) => chunk(from, from + n));
+  fc.assert(fc.property(
+    fc.array(fc.integer({ min: 0, max: 230 }), { maxLength: 6 }), fc.array(stretch, { maxLength: 12 }), fc.integer({ min: 1, max: 240 }),
+    (revs, raw, target) => {
+      const snapshots = revs.map((r) => ({ name: `s${r}`, revision: r }));
+      const chunks = chunksOf(raw.map((c) => c.name), 'x');
+      const plan = pointInTimePlan(snapshots, chunks, target);
+      const coverable = snapshots.filter((s) => s.revision <= target && holes(chunks, s.revision + 1, target).length === 0);
+      if ('refused' in plan) return coverable.length === 0;
+      return plan.snapshot.revision <= target && holes(plan.chunks, plan.snapshot.revision + 1, target).length === 0
+        && coverable.every((s) => s.revision <= plan.snapshot.revision);
+    },
+  ));
+});
+
+test('a time maps to the last revision the log had received by then', async () => {
+  const records: Record<string, LoggedRevision[]> = {
+    [chunk(1, 3, 1000).name]: [{ revision: 1, atMs: 100, events: [] }, { revision: 2, atMs: 500, events: [] }, { revision: 3, atMs: 900, events: [] }],
+    [chunk(4, 5, 2000).name]: [{ revision: 4, atMs: 1500, events: [] }, { revision: 5, atMs: 1900, events: [] }],
+  };
+  const chunks = [chunk(1, 3, 1000), chunk(4, 5, 2000)];
+  const read = (c: ChunkName): Promise<LoggedRevision[]> => Promise.resolve(records[c.name] ?? []);
+  assert.equal(await revisionAt(chunks, 600, read), 2);
+  assert.equal(await revisionAt(chunks, 1200, read), 3, 'between two revisions: the earlier');
+  assert.equal(await revisionAt(chunks, 1950, read), 5);
+  assert.equal(await revisionAt(chunks, 99_999, read), 5, 'after the last confirmation: the newest revision held');
+  assert.equal(await revisionAt(chunks, 50, read), undefined, 'before the log began');
+});
+
+test('change log status: following, behind, a gap kept across restarts, waiting for the first snapshot', () => {
+  const base = { chunksWritten: 3, gaps: [] };
+  const following = changeLogStatus({ ...base, fromRevision: 5, throughRevision: 80, confirmedAtMs: 10_000 }, undefined, 12_500, 5);
+  assert.deepEqual(following.changeLog, { fromRevision: 5, throughRevision: 80, confirmedAt: '1970-01-01T00:00:10Z', rpoSeconds: 3 });
+  assert.deepEqual([following.condition.status, following.condition.reason], ['True', 'Following']);
+  const behind = changeLogStatus({ ...base, throughRevision: 80, confirmedAtMs: 10_000, error: 'no member to watch' }, undefined, 40_000, 5);
+  assert.deepEqual([behind.condition.status, behind.condition.reason], ['False', 'Behind']);
+  assert.match(behind.condition.message ?? '', /30 s ago: no member to watch/);
+  const previous = { gaps: [{ from: 1, to: 2, detectedAt: '1970-01-01T00:00:01Z' }] };
+  const gap = changeLogStatus({ ...base, gaps: [{ from: 81, to: 99, detectedAtMs: 20_000 }], needsSnapshotFrom: 100 }, previous, 21_000, 5);
+  assert.deepEqual(gap.changeLog.gaps?.map((g) => [g.from, g.to]), [[1, 2], [81, 99]], 'gaps the status held are kept');
+  assert.deepEqual([gap.condition.status, gap.condition.reason], ['False', 'Gap']);
+  assert.equal(changeLogStatus({ ...base, needsSnapshotFrom: 0 }, undefined, 1, 5).condition.reason, 'WaitingForSnapshot');
+});
