@@ -164,7 +164,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     // A node lost, cordoned or back: every cluster with a member pod on it looks again.
     .fansOut(nodes, (n) => pods.store.list().filter((p) => p.spec?.nodeName === n.metadata?.name).flatMap(clusterKeyOf), nodeStateChanged);
   const backupController = controllerOf('etcdbackup', backupReconciler({
-    transport, events, etcdClients, backups: backups.store, clusters: clusters.store, pods: pods.store, clusterDomain: o.clusterDomain,
+    transport, events, etcdClients, backups: backups.store, clusters: clusters.store, restores: restores.store, pods: pods.store, clusterDomain: o.clusterDomain,
     operatorImage: o.operatorImage, metrics: metrics.backupObserver, changeLogs: new ChangeLogs(active),
   })).watches(backups, generationChanged).owns(pods, 'EtcdBackup');
   const restoreController = controllerOf('etcdrestore', restoreReconciler({

@@ -1,3 +1,4 @@
+import type { V1OwnerReference } from '@kubernetes/client-node';
 import { array, boolean, integer, object, oneOf, string } from './schema.js';
 import type { Infer } from './schema.js';
 import { CODECS } from '../storage/sealed.js';
@@ -58,6 +59,14 @@ export const backupSpec = object({
     description: 'Continuous backup: besides the periodic full snapshots, every revision after them is kept in a change log beside them '
       + '(<path>.changes/), so a restore can reach any revision (EtcdRestore.spec.pointInTime). Needs S3 and backupIntervalInSecond.',
   }),
+  verification: object({
+    intervalInSecond: integer({ description: 'How often the newest backup is restored into a disposable one-member cluster and compared with the live one.', minimum: 60, maximum: 31536000 }),
+    timeoutInSecond: integer({ description: 'A verification not through in this long fails (default 900).', minimum: 60, maximum: 86400 }),
+  }, {
+    required: ['intervalInSecond'],
+    description: 'Proves the backups restore: the newest is restored into <name>-verify (deleted after), and its HashKV (or its key count and '
+      + 'content digest) is compared with the live cluster\'s at the same revision. status.verification records the result and the restore\'s duration (the RTO).',
+  }),
   backupPolicy: object({
     timeoutInSecond: integer({ description: 'Give up a backup after this long.', minimum: 1, maximum: 86400 }),
     backupIntervalInSecond: integer({ description: 'Back up periodically, this often; once when 0 or unset.', minimum: 0, maximum: 31536000 }),
@@ -106,6 +115,15 @@ export const backupStatus = object({
     gaps: array(object({ from: integer({ format: 'int64' }), to: integer({ format: 'int64' }), detectedAt: string({ format: 'date-time' }) }), {
       description: 'Revisions etcd compacted before the log stored them (the latest 10): no point in time among them can be restored.', maxItems: 10,
     }),
+  }),
+  verification: object({
+    lastVerifiedRevision: integer({ format: 'int64', description: 'The revision of the newest backup proven to restore to the live cluster\'s data.' }),
+    lastVerifiedAt: string({ format: 'date-time' }),
+    object: string({ description: 'The backup that was verified.' }),
+    method: string({ description: 'HashKV, or ContentDigest (key count and a sha256 of every key, value and revision) when the two stores were compacted differently.' }),
+    restoreSeconds: integer({ description: 'From the restore\'s start to its cluster serving the data: the measured recovery time.' }),
+    lastAttemptAt: string({ format: 'date-time' }),
+    running: object({ restore: string(), object: string(), startedAt: string({ format: 'date-time' }) }, { description: 'A verification under way.' }),
   }),
   observedGeneration: integer({ format: 'int64' }),
   conditions: array(condition),
@@ -158,7 +176,10 @@ export type RestoreStatus = Infer<typeof restoreStatus>;
 export type S3Location = Infer<typeof s3Location>;
 export type VolumeLocation = Infer<typeof volumeLocation>;
 
-interface Meta { name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; deletionTimestamp?: string; creationTimestamp?: string }
+interface Meta {
+  name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; deletionTimestamp?: string; creationTimestamp?: string;
+  ownerReferences?: V1OwnerReference[]; annotations?: Record<string, string>;
+}
 
 export interface EtcdBackup {
   apiVersion: `${typeof GROUP}/${typeof VERSION}`;

@@ -53,6 +53,9 @@ export interface MemberHash {
   hashRevision: number;
 }
 
+/** A key as a range answers it (lease left out: a restored store's leases differ). */
+export interface StoredKeyValue { key: Buffer; value: Buffer; createRevision: number; modRevision: number; version: number }
+
 export type AlarmType = 'NOSPACE' | 'CORRUPT';
 
 export interface Alarm {
@@ -163,6 +166,21 @@ export class EtcdClient {
   async currentRevision(endpoint: string): Promise<number> {
     const res = (await this.call(endpoint, '/v3/kv/range', { key: 'AA==', count_only: true })) as { header?: { revision?: string } };
     return Number(res.header?.revision ?? 0);
+  }
+
+  /**
+   * Up to `limit` keys from `fromKey` to the end of the key space, as the store was at `revision`, in key
+   * order; `more` when keys remain after the last.
+   */
+  async rangePage(endpoint: string, fromKey: Buffer, revision: number, limit: number): Promise<{ kvs: StoredKeyValue[]; more: boolean }> {
+    const res = (await this.call(endpoint, '/v3/kv/range', { key: fromKey.toString('base64'), range_end: 'AA==', revision: String(revision), limit: String(limit) })) as {
+      kvs?: { key?: string; value?: string; create_revision?: string; mod_revision?: string; version?: string }[]; more?: boolean;
+    };
+    const kvs = (res.kvs ?? []).map((kv) => ({
+      key: Buffer.from(kv.key ?? '', 'base64'), value: Buffer.from(kv.value ?? '', 'base64'),
+      createRevision: Number(kv.create_revision ?? 0), modRevision: Number(kv.mod_revision ?? 0), version: Number(kv.version ?? 0),
+    }));
+    return { kvs, more: res.more ?? false };
   }
 
   /** A watch of every key from `startRevision` (see watch-grpc.ts); it ends with the client's term. */

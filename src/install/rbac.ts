@@ -24,7 +24,9 @@ export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'watch', 'create', 'patch'] },
   // An EtcdRestore creates the EtcdCluster it restores; status writes re-read the object after a conflict.
   { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch', 'create'] },
-  { apiGroups: [GROUP], resources: ['etcdbackups', 'etcdrestores'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: ['etcdbackups'], verbs: ['get', 'list', 'watch'] },
+  // A backup's verification restores it into a disposable cluster, owned by that restore, and deletes the restore after.
+  { apiGroups: [GROUP], resources: ['etcdrestores'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [GROUP], resources: ['etcdclusters/status', 'etcdbackups/status', 'etcdrestores/status'], verbs: ['update'] },
 ];
 

@@ -2,7 +2,7 @@ import type { V1OwnerReference } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../api/etcd-cluster.js';
 
 /** The controller owner reference to one of our resources: what it owns is collected with it. */
-export const ownedBy = (kind: 'EtcdCluster' | 'EtcdBackup', name: string, uid: string): V1OwnerReference => ({
+export const ownedBy = (kind: 'EtcdCluster' | 'EtcdBackup' | 'EtcdRestore', name: string, uid: string): V1OwnerReference => ({
   apiVersion: `${GROUP}/${VERSION}`, kind, name, uid, controller: true, blockOwnerDeletion: true,
 });
 

@@ -8,6 +8,8 @@ export interface BackupObserver {
   failed(namespace: string, backup: string): void;
   /** A continuous backup's change log, as it stands. */
   changeLog(namespace: string, backup: string, s: { throughRevision?: number; confirmedAtMs?: number; gaps: readonly unknown[] }): void;
+  /** A verification's verdict; a passed one with the revision proven and the restore's duration. */
+  verified(namespace: string, backup: string, v: { result: 'passed'; atMs: number; revision: number; restoreSeconds?: number } | { result: 'failed' | 'inconclusive' }): void;
   gone(namespace: string, backup: string): void;
 }
 
@@ -92,6 +94,22 @@ export class RuntimeMetrics {
     labelNames: this.backupLabels, registers: [this.registry],
   });
 
+  private readonly verifications = new Counter({
+    name: 'etcd_operator_backup_verifications_total', help: 'Verifications of the newest backup by result (passed, failed, inconclusive).',
+    labelNames: [...this.backupLabels, 'result'], registers: [this.registry],
+  });
+  private readonly verifiedAt = new Gauge({
+    name: 'etcd_operator_backup_last_verified_timestamp_seconds', help: 'When a backup was last proven to restore to the live cluster\'s data.',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
+  private readonly verifiedRevision = new Gauge({
+    name: 'etcd_operator_backup_last_verified_revision', help: 'The revision of the backup last proven to restore.', labelNames: this.backupLabels, registers: [this.registry],
+  });
+  private readonly restoreSeconds = new Gauge({
+    name: 'etcd_operator_backup_restore_duration_seconds', help: 'How long the last verified restore took to serve the data (the measured RTO).',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -115,9 +133,19 @@ export class RuntimeMetrics {
       this.changeLogConfirmed.set(labels, s.confirmedAtMs / 1000);
       this.confirmedAt.set(`${namespace}/${backup}`, { ...labels, ms: s.confirmedAtMs });
     },
+    verified: (namespace, backup, v) => {
+      const labels = { namespace, backup };
+      this.verifications.inc({ ...labels, result: v.result });
+      if (v.result !== 'passed') return;
+      this.verifiedAt.set(labels, v.atMs / 1000);
+      this.verifiedRevision.set(labels, v.revision);
+      if (v.restoreSeconds !== undefined) this.restoreSeconds.set(labels, v.restoreSeconds);
+    },
     gone: (namespace, backup) => {
       this.confirmedAt.delete(`${namespace}/${backup}`);
-      for (const m of [this.backupSuccess, this.backupBytes, this.backupRevision, this.backupSeconds, this.changeLogRevision, this.changeLogConfirmed, this.changeLogRpo, this.changeLogGaps]) {
+      for (const result of ['passed', 'failed', 'inconclusive']) this.verifications.remove({ namespace, backup, result });
+      for (const m of [this.backupSuccess, this.backupBytes, this.backupRevision, this.backupSeconds, this.changeLogRevision, this.changeLogConfirmed, this.changeLogRpo, this.changeLogGaps,
+        this.verifiedAt, this.verifiedRevision, this.restoreSeconds]) {
         m.remove({ namespace, backup });
       }
       for (const result of ['succeeded', 'failed']) this.backups.remove({ namespace, backup, result });

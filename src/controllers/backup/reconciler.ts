@@ -21,6 +21,9 @@ import { retentionOf } from '../../storage/retention.js';
 import type { BackupObserver } from '../../runtime/metrics.js';
 import type { ChangeLog } from './change-log.js';
 import { changeLogStatus } from './change-logs.js';
+import { backupPath, withCondition } from './backup-status.js';
+import { verificationStep } from './verify.js';
+import type { EtcdRestore } from '../../api/etcd-backup.js';
 import type { ChangeLogs } from './change-logs.js';
 
 export interface BackupReconcilerDeps {
@@ -28,6 +31,8 @@ export interface BackupReconcilerDeps {
   events: EventRecorder;
   backups: Store<EtcdBackup>;
   clusters: Store<EtcdCluster>;
+  /** The restores that verifications make. */
+  restores: Store<EtcdRestore>;
   pods: Store<V1Pod>;
   etcdClients: EtcdClients;
   clusterDomain: string;
@@ -50,7 +55,7 @@ const DEFAULT_CHUNK_MIB = 4;
  * runs every backupIntervalInSecond and keeps the newest maxBackups. A failure is reported and retried.
  */
 export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
-  return async (key, { log }): Promise<ReconcileResult | undefined> => {
+  return async (key, context): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const backup = d.backups.get(namespace, name);
     if (!backup?.metadata.uid || backup.metadata.deletionTimestamp || !backup.spec.continuous) await d.changeLogs.stop(key);
@@ -58,49 +63,59 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
       d.metrics.gone(namespace, name);
       return undefined;
     }
-    const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdbackups/${name}`;
-    const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid: backup.metadata.uid };
-    const generation = backup.metadata.generation;
-    const intervalMs = (backup.spec.backupPolicy?.backupIntervalInSecond ?? 0) * 1000;
-    let changeLog: ChangeLog | undefined;
-    try {
-      changeLog = backup.spec.continuous ? await ensureChangeLog(d, key, backup, log) : undefined;
-    } catch (err) {
-      if (!(err instanceof ConfigurationError)) throw err;
-      return failed(d, backup, err, log);
-    }
-    const wanted = changeLog?.current.needsSnapshotFrom;
-    // A gap in the log is closed by a full snapshot after it, taken now rather than at the next interval.
-    const gapClosing = wanted !== undefined && wanted > 0 && (backup.status?.etcdRevision ?? -1) < wanted;
-    const due = gapClosing ? 0 : nextDue(backup, intervalMs, Date.now());
-    if (due !== 0) {
-      if (changeLog) await reportChangeLog(d, backup, changeLog, log);
-      const wait = changeLog ? Math.min(due ?? CHANGE_LOG_STATUS_MS, CHANGE_LOG_STATUS_MS) : due;
-      return wait === undefined ? undefined : { requeueAfterMs: wait };
-    }
-    try {
-      const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
-      if (!taken) return { requeueAfterMs: 2000 };
-      d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds });
-      const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
-      await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, (current) => ({
-        ...current.status,
-        succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),
-        lastBackup: { path: taken.object.name, size: taken.object.size, sha256: taken.object.sha256, compression: taken.object.compression, ...(taken.object.keyId ? { keyId: taken.object.keyId } : {}) },
-        ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation, reason: undefined,
-        conditions: withCondition(current.status?.conditions, { type: 'Succeeded', status: 'True', reason: 'BackupTaken', message }, generation),
-      }));
-      await d.events.record(involved, 'Normal', 'BackupTaken', message);
-      log.info({ object: taken.object, revision: taken.revision }, 'backup taken');
-      if (changeLog) {
-        await reportChangeLog(d, backup, changeLog, log);
-        return { requeueAfterMs: Math.min(intervalMs, CHANGE_LOG_STATUS_MS) };
-      }
-      return intervalMs > 0 ? { requeueAfterMs: intervalMs } : undefined;
-    } catch (err) {
-      return failed(d, backup, err, log);
-    }
+    const backedUp = await backupStep(d, key, backup, context.log);
+    // Verification follows its own schedule beside the backups; the sooner of the two wakes the backup again.
+    const verifyInMs = await verificationStep(d, backup, context.log);
+    const waits = [backedUp?.requeueAfterMs, verifyInMs].filter((ms): ms is number => ms !== undefined);
+    return waits.length === 0 ? undefined : { requeueAfterMs: Math.min(...waits) };
   };
+}
+
+/** The backups themselves: a snapshot when one is due, the change log kept and reported. */
+async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBackup, log: Logger): Promise<ReconcileResult | undefined> {
+  const { namespace, name, uid = '' } = backup.metadata;
+  const path = backupPath(backup);
+  const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid };
+  const generation = backup.metadata.generation;
+  const intervalMs = (backup.spec.backupPolicy?.backupIntervalInSecond ?? 0) * 1000;
+  let changeLog: ChangeLog | undefined;
+  try {
+    changeLog = backup.spec.continuous ? await ensureChangeLog(d, key, backup, log) : undefined;
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err;
+    return failed(d, backup, err, log);
+  }
+  const wanted = changeLog?.current.needsSnapshotFrom;
+  // A gap in the log is closed by a full snapshot after it, taken now rather than at the next interval.
+  const gapClosing = wanted !== undefined && wanted > 0 && (backup.status?.etcdRevision ?? -1) < wanted;
+  const due = gapClosing ? 0 : nextDue(backup, intervalMs, Date.now());
+  if (due !== 0) {
+    if (changeLog) await reportChangeLog(d, backup, changeLog, log);
+    const wait = changeLog ? Math.min(due ?? CHANGE_LOG_STATUS_MS, CHANGE_LOG_STATUS_MS) : due;
+    return wait === undefined ? undefined : { requeueAfterMs: wait };
+  }
+  try {
+    const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
+    if (!taken) return { requeueAfterMs: 2000 };
+    d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds });
+    const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
+    await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, (current) => ({
+      ...current.status,
+      succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),
+      lastBackup: { path: taken.object.name, size: taken.object.size, sha256: taken.object.sha256, compression: taken.object.compression, ...(taken.object.keyId ? { keyId: taken.object.keyId } : {}) },
+      ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation, reason: undefined,
+      conditions: withCondition(current.status?.conditions, { type: 'Succeeded', status: 'True', reason: 'BackupTaken', message }, generation),
+    }));
+    await d.events.record(involved, 'Normal', 'BackupTaken', message);
+    log.info({ object: taken.object, revision: taken.revision }, 'backup taken');
+    if (changeLog) {
+      await reportChangeLog(d, backup, changeLog, log);
+      return { requeueAfterMs: Math.min(intervalMs, CHANGE_LOG_STATUS_MS) };
+    }
+    return intervalMs > 0 ? { requeueAfterMs: intervalMs } : undefined;
+  } catch (err) {
+    return failed(d, backup, err, log);
+  }
 }
 
 /** Reports a failed backup (a condition, an Event, the metric) and when to try again. */
@@ -117,18 +132,6 @@ async function failed(d: BackupReconcilerDeps, backup: EtcdBackup, err: unknown,
   log.warn({ err }, 'backup failed');
   const intervalMs = (backup.spec.backupPolicy?.backupIntervalInSecond ?? 0) * 1000;
   return { requeueAfterMs: intervalMs > 0 ? Math.min(intervalMs, RETRY_MS) : RETRY_MS };
-}
-
-const backupPath = (b: EtcdBackup): string => `/apis/${GROUP}/${VERSION}/namespaces/${b.metadata.namespace}/etcdbackups/${b.metadata.name}`;
-
-type Condition = NonNullable<BackupStatus['conditions']>[number];
-
-/** The conditions with `c` set (its transition time kept when its status and reason did not change). */
-function withCondition(conditions: readonly Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>, generation: number | undefined): Condition[] {
-  const before = conditions?.find((x) => x.type === c.type);
-  const same = before?.status === c.status && before.reason === c.reason;
-  const next = { ...c, lastTransitionTime: same ? before.lastTransitionTime : rfc3339(Date.now()), observedGeneration: generation };
-  return [...(conditions ?? []).filter((x) => x.type !== c.type), next];
 }
 
 /** Starts the backup's change log (again, after its spec changed) with the storage and key its spec names. */

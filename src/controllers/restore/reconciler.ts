@@ -9,7 +9,8 @@ import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
-import { ANNOTATION_RESTORED_BY } from '../../k8s/labels.js';
+import { ANNOTATION_RESTORED_BY, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
+import { ownedBy } from '../../k8s/owner.js';
 import { ChecksumMismatch } from '../../storage/storage.js';
 import { ConfigurationError } from '../cluster/tls.js';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -112,7 +113,11 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
   }
   await d.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`, {
     apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster',
-    metadata: { name: target, annotations: { [ANNOTATION_RESTORED_BY]: restore.metadata.name } },
+    metadata: {
+      name: target, annotations: { [ANNOTATION_RESTORED_BY]: restore.metadata.name },
+      // A verification's cluster is disposable: deleting its restore deletes it (the operator deletes no EtcdCluster itself).
+      ...(restore.metadata.annotations?.[ANNOTATION_VERIFIES] ? { ownerReferences: [ownedBy('EtcdRestore', restore.metadata.name, restore.metadata.uid ?? '')] } : {}),
+    },
     spec: restore.spec.clusterSpec ?? { size: 3 },
   }).catch(ignoreStatus(409));
   if (!chosen) return { phase: 'Restoring', reason: 'ClusterCreated', message: `EtcdCluster ${target} created; its members start from the snapshot` };

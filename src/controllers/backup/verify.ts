@@ -1,0 +1,183 @@
+import type { Logger } from 'pino';
+import { ignoreStatus } from '../../runtime/transport.js';
+import { writeStatus } from '../../runtime/status.js';
+import { rfc3339 } from '../../runtime/time.js';
+import { GROUP, VERSION } from '../../api/etcd-cluster.js';
+import type { BackupStatus, EtcdBackup, RestoreSpec } from '../../api/etcd-backup.js';
+import { ownedBy } from '../../k8s/owner.js';
+import { ANNOTATION_VERIFIES } from '../../k8s/labels.js';
+import { EtcdError } from '../../etcd/client.js';
+import { contentDigest } from '../../etcd/digest.js';
+import { TROUBLE_REASONS } from '../cluster/pod-trouble.js';
+import { snapshotSource } from './source.js';
+import type { SnapshotSource } from './source.js';
+import type { BackupReconcilerDeps } from './reconciler.js';
+import { backupPath, withCondition } from './backup-status.js';
+
+type Verification = NonNullable<BackupStatus['verification']>;
+
+/** What a finished verification found. */
+export type Verdict =
+  | { result: 'passed'; revision: number; method: 'HashKV' | 'ContentDigest'; keys?: number; detail: string }
+  | { result: 'failed'; reason: string; message: string }
+  | { result: 'inconclusive'; reason: string; message: string };
+
+const DEFAULT_TIMEOUT_S = 900;
+/** The restore may not be in the cache yet this long after it was made. */
+const CACHE_GRACE_MS = 30_000;
+const FOLLOW_MS = 3000;
+
+/** The disposable cluster (and restore) a backup is verified in: a valid cluster name whatever the backup's name. */
+export function verifyName(backup: string): string {
+  const base = backup.replace(/\./g, '-').slice(0, 40).replace(/-+$/, '');
+  return `${/^[a-z]/.test(base) ? '' : 'v'}${base}-verify`;
+}
+
+/**
+ * A backup's scheduled verification, one step per reconcile: when due, the newest backup is restored into
+ * a one-member cluster of its own; once that is up, its HashKV at its revision is compared with the live
+ * cluster's at the same revision (or, when the two were compacted differently, the key count and a digest
+ * of every key). The result, the restore's duration (the real RTO) and a condition are recorded, and the
+ * disposable cluster is deleted. Answers when to look again (undefined: no verification asked for).
+ */
+export async function verificationStep(d: BackupReconcilerDeps, backup: EtcdBackup, log: Logger): Promise<number | undefined> {
+  const asked = backup.spec.verification;
+  if (!asked) return undefined;
+  const current = backup.status?.verification;
+  if (current?.running) return follow(d, backup, current.running, log);
+  const last = backup.status?.lastBackup;
+  if (!backup.status?.succeeded || !last?.path) return FOLLOW_MS * 10;
+  const intervalMs = asked.intervalInSecond * 1000;
+  const since = Date.now() - Date.parse(current?.lastAttemptAt ?? '');
+  if (Number.isFinite(since) && since < intervalMs) return intervalMs - since;
+  // The last one's cluster is still being collected: a new restore of the same name would take it for its own.
+  if (d.clusters.get(backup.metadata.namespace, verifyName(backup.metadata.name))) return FOLLOW_MS;
+  try {
+    await start(d, backup, last.path, log);
+  } catch (err) {
+    // Not the backup's fault (rights, the API server): said on the condition, tried again later.
+    const message = `cannot start a verification: ${(err as Error).message}`;
+    await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => ({
+      ...cur.status, conditions: withCondition(cur.status?.conditions, { type: 'Verified', status: 'Unknown', reason: 'CannotVerify', message }, backup.metadata.generation),
+    }));
+    log.warn({ err }, 'verification not started');
+    return FOLLOW_MS * 10;
+  }
+  return FOLLOW_MS;
+}
+
+/** Makes the disposable restore of `object` and records that it runs. */
+async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string, log: Logger): Promise<void> {
+  const { namespace, name, uid = '' } = backup.metadata;
+  const target = verifyName(name);
+  const { spec } = backup;
+  const source = spec.clusterName ? d.clusters.get(namespace, spec.clusterName) : undefined;
+  const restoreSpec: RestoreSpec = {
+    etcdCluster: { name: target }, backupStorageType: spec.storageType,
+    ...(spec.s3 ? { s3: { ...spec.s3, path: `${spec.s3.path.split('/')[0] ?? ''}/${object}` } } : {}),
+    ...(spec.volume ? { volume: { claimName: spec.volume.claimName, path: object } } : {}),
+    ...(spec.encryption ? { encryption: { keySecret: spec.encryption.keySecret } } : {}),
+    clusterSpec: { size: 1, ...(source?.spec.version ? { version: source.spec.version } : {}), ...(source?.spec.repository ? { repository: source.spec.repository } : {}) },
+  };
+  await d.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores`, {
+    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore',
+    metadata: { name: target, annotations: { [ANNOTATION_VERIFIES]: name }, ownerReferences: [ownedBy('EtcdBackup', name, uid)] }, spec: restoreSpec,
+  }).catch(ignoreStatus(409));
+  const now = rfc3339(Date.now());
+  await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => ({
+    ...cur.status, verification: { ...cur.status?.verification, lastAttemptAt: now, running: { restore: target, object, startedAt: now } },
+  }));
+  log.info({ object, restore: target }, 'verification started: restoring the newest backup');
+}
+
+async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonNullable<Verification['running']>, log: Logger): Promise<number> {
+  const { namespace } = backup.metadata;
+  const target = running.restore ?? '';
+  const startedMs = Date.parse(running.startedAt ?? '');
+  const elapsedMs = Date.now() - startedMs;
+  const restore = d.restores.get(namespace, target);
+  const timeoutMs = (backup.spec.verification?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000;
+  let verdict: Verdict | undefined;
+  let restoreSeconds: number | undefined;
+  if (!restore) {
+    if (elapsedMs < CACHE_GRACE_MS) return FOLLOW_MS;
+    verdict = { result: 'failed', reason: 'VerificationFailed', message: `the verification restore ${target} disappeared` };
+  } else if (restore.status?.phase === 'Failed') {
+    verdict = { result: 'failed', reason: restore.status.reason ?? 'RestoreFailed', message: `restoring ${running.object ?? ''} failed: ${restore.status.conditions?.[0]?.message ?? ''}` };
+  } else if (restore.status?.phase === 'Completed') {
+    const completedMs = Date.parse(restore.status.conditions?.find((c) => c.type === 'Completed')?.lastTransitionTime ?? '');
+    restoreSeconds = Number.isFinite(completedMs) ? Math.max(0, Math.round((completedMs - startedMs) / 1000)) : undefined;
+    verdict = await compare(d, backup, target);
+  } else {
+    const trouble = d.clusters.get(namespace, target)?.status?.conditions
+      ?.find((c) => c.type === 'Degraded' && c.status === 'True' && (TROUBLE_REASONS as readonly string[]).includes(c.reason ?? ''));
+    if (trouble) verdict = { result: 'failed', reason: trouble.reason ?? 'VerificationFailed', message: `the restored member cannot run: ${trouble.message ?? ''}` };
+    else if (elapsedMs > timeoutMs) verdict = { result: 'failed', reason: 'VerificationTimedOut', message: `the restore of ${running.object ?? ''} was not through in ${timeoutMs / 1000} s` };
+  }
+  if (!verdict) return FOLLOW_MS;
+  await record(d, backup, running, verdict, restoreSeconds, log);
+  // The disposable cluster is owned by its restore, which is ours alone (named for this backup, owned by it): both go.
+  await d.transport.call('DELETE', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores/${target}`).catch(ignoreStatus(404));
+  const intervalMs = (backup.spec.verification?.intervalInSecond ?? 0) * 1000;
+  return Math.max(FOLLOW_MS, intervalMs - elapsedMs);
+}
+
+/** The restored store against the live one, at the restored store's revision. */
+async function compare(d: BackupReconcilerDeps, backup: EtcdBackup, target: string): Promise<Verdict> {
+  const { namespace } = backup.metadata;
+  const restored = await snapshotSource({ clusterName: target, storageType: 'S3' }, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
+  const live = await snapshotSource(backup.spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
+  const at = restored.endpoints[0] ?? '';
+  const revision = await restored.etcd.currentRevision(at);
+  const hashes = await Promise.all([restored.etcd.hashKV(at, revision), firstAnswer(live, (e) => live.etcd.hashKV(e, revision))]).catch((err: unknown) => {
+    if (err instanceof EtcdError && /compacted/.test(err.message)) return undefined;
+    throw err;
+  });
+  if (!hashes) {
+    return { result: 'inconclusive', reason: 'SourceCompacted', message: `the live cluster has compacted past revision ${revision} since the backup; nothing to compare with` };
+  }
+  const [mine, theirs] = hashes;
+  if (mine.compactRevision === theirs.value.compactRevision) {
+    if (mine.hash === theirs.value.hash) return { result: 'passed', revision, method: 'HashKV', detail: `HashKV ${mine.hash} at revision ${revision} equals the live cluster's` };
+    return { result: 'failed', reason: 'DataDiffers', message: `at revision ${revision} the restored HashKV is ${mine.hash}, the live cluster's ${theirs.value.hash}` };
+  }
+  // Compacted at different revisions, the hashes cover different histories: compare the content itself.
+  const [a, b] = await Promise.all([contentDigest(restored.etcd, at, revision), contentDigest(live.etcd, theirs.endpoint, revision)]);
+  if (a.keys === b.keys && a.sha256 === b.sha256) {
+    return { result: 'passed', revision, method: 'ContentDigest', keys: a.keys, detail: `${a.keys} keys at revision ${revision}, digest ${a.sha256.slice(0, 16)}, equal to the live cluster's` };
+  }
+  return { result: 'failed', reason: 'DataDiffers', message: `at revision ${revision} the restored store has ${a.keys} keys (digest ${a.sha256.slice(0, 16)}), the live cluster ${b.keys} (${b.sha256.slice(0, 16)})` };
+}
+
+async function firstAnswer<T>(source: SnapshotSource, ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {
+  let failure: unknown = new Error('no live member to compare with');
+  for (const endpoint of source.endpoints) {
+    try {
+      return { endpoint, value: await ask(endpoint) };
+    } catch (err) {
+      if (err instanceof EtcdError && /compacted/.test(err.message)) throw err;
+      failure = err;
+    }
+  }
+  throw failure;
+}
+
+async function record(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonNullable<Verification['running']>, v: Verdict, restoreSeconds: number | undefined, log: Logger): Promise<void> {
+  const { namespace, name, uid = '', generation } = backup.metadata;
+  const now = Date.now();
+  const condition = v.result === 'passed'
+    ? { type: 'Verified', status: 'True' as const, reason: 'BackupVerified', message: `${running.object ?? ''} restored in ${restoreSeconds ?? '?'} s: ${v.detail}` }
+    : { type: 'Verified', status: v.result === 'failed' ? 'False' as const : 'Unknown' as const, reason: v.reason, message: `${running.object ?? ''}: ${v.message}` };
+  await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => {
+    const kept = { ...cur.status?.verification };
+    delete kept.running;
+    const verification: Verification = v.result === 'passed'
+      ? { ...kept, lastVerifiedRevision: v.revision, lastVerifiedAt: rfc3339(now), object: running.object ?? '', method: v.method, ...(restoreSeconds === undefined ? {} : { restoreSeconds }) }
+      : kept;
+    return { ...cur.status, verification, conditions: withCondition(cur.status?.conditions, condition, generation) };
+  });
+  d.metrics.verified(namespace, name, v.result === 'passed' ? { result: 'passed', atMs: now, revision: v.revision, ...(restoreSeconds === undefined ? {} : { restoreSeconds }) } : { result: v.result });
+  await d.events.record({ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid },
+    v.result === 'passed' ? 'Normal' : 'Warning', v.result === 'passed' ? 'BackupVerified' : 'VerificationFailed', condition.message);
+  log.info({ verdict: v, restoreSeconds }, 'verification done');
+}
