@@ -4,31 +4,45 @@
  * resident memory before and during, sampled from /proc.
  */
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../src/api/etcd-cluster.js';
-import type { EtcdBackup } from '../src/api/etcd-backup.js';
+import type { EtcdBackup, EtcdRestore } from '../src/api/etcd-backup.js';
 import type { ApiTransport } from '../src/runtime/transport.js';
 import { eventually, lab } from '../test/support/lab.js';
 import { spawnOperator } from '../test/support/operator-process.js';
 import { startMinio } from '../test/support/minio.js';
 import { etcdPutMany } from '../test/support/etcd-gateway.js';
 import { summarise } from './stats.js';
+import { S3Storage } from '../src/storage/s3.js';
 import { rssMiB } from '../test/support/process-usage.js';
 import type { Summary } from './stats.js';
 
 export interface BackupThroughput {
   dbBytes: number;
   etcdctl: Summary;
-  /** EtcdBackup to S3: the operator streams the snapshot into MinIO. */
+  /** EtcdBackup to S3, created → succeeded: the operator streams the snapshot into MinIO. */
   s3: Summary;
-  /** EtcdBackup to a volume: a pod of the operator image streams it into a file on the claim. */
+  /** The same backups' stream alone, as the operator measured it (snapshot start → object stored). */
+  s3Stream: Summary;
+  /** The same bytes from a local file into MinIO, no etcd in the path: the most the store on this machine takes. */
+  minioCeiling: Summary;
+  /** EtcdBackup to a volume, created → succeeded: a pod of the operator image streams it into a file on the claim. */
   volume: Summary;
-  /** Throughput over etcdctl's (median over median): ≥ 0.9 is the goal. */
+  volumeStream: Summary;
+  /** Stream throughput over etcdctl's (median over median): ≥ 0.9 is the goal. */
   ratioS3: number;
   ratioVolume: number;
+  /** The S3 stream over MinIO's own ceiling. */
+  ratioS3Ceiling: number;
+  /** `etcdutl snapshot restore` of a local copy of the snapshot into a data directory. */
+  etcdutl: Summary;
+  /** An EtcdRestore of the S3 backup: created → Completed (checked, fetched, restored, a member serving it). */
+  restore: Summary;
+  /** etcdutl's time over the whole restore's (median over median). */
+  ratioRestore: number;
   rssBeforeMiB: number;
   rssPeakMiB: number;
 }
@@ -67,10 +81,20 @@ export async function backupThroughput(core: CoreV1Api, transport: ApiTransport,
     let rssPeakMiB = rssBeforeMiB;
     let dbBytes = 0;
     const s3Ms: number[] = [];
+    const s3StreamMs: number[] = [];
+    const minioMs: number[] = [];
     const volumeMs: number[] = [];
+    const volumeStreamMs: number[] = [];
+    const ceiling = new S3Storage({ bucket: 'bench', endpoint: minio.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
+    cleanups.push(() => { ceiling.destroy(); });
+    // Every step starts with nothing left for the disk to write back: one step's dirty pages must not slow the next.
+    const settle = (): void => { execFileSync('sync'); };
     const etcdctlMs: number[] = [];
-    /** Milliseconds from creating an EtcdBackup to its success. */
-    const backup = async (name: string, storage: Record<string, unknown>): Promise<number> => {
+    const etcdutlMs: number[] = [];
+    const restoreMs: number[] = [];
+    const etcdutl = etcdctl.replace(/etcdctl$/, 'etcdutl');
+    /** Milliseconds from creating an EtcdBackup to its success, and of its stream as the operator measured it. */
+    const backup = async (name: string, storage: Record<string, unknown>): Promise<{ ms: number; streamMs: number }> => {
       const started = performance.now();
       await transport.call('POST', `${api}/etcdbackups`, {
         apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec: { clusterName: 'big', ...storage, backupPolicy: { timeoutInSecond: 600 } },
@@ -81,25 +105,66 @@ export async function backupThroughput(core: CoreV1Api, transport: ApiTransport,
         return b.status?.succeeded ? b : undefined;
       });
       dbBytes = done.status?.lastBackup?.size ?? 0;
-      return performance.now() - started;
+      const ms = performance.now() - started;
+      const metrics = await (await fetch(await operator.metricsUrl())).text();
+      const line = metrics.split('\n').find((l) => l.startsWith('etcd_operator_backup_last_duration_seconds{') && l.includes(`backup="${name}"`));
+      return { ms, streamMs: Number(line?.split(' ').pop() ?? NaN) * 1000 };
+    };
+    /** Milliseconds from creating an EtcdRestore of an S3 backup to Completed; the restored cluster is deleted after. */
+    const restore = async (name: string, path: string): Promise<number> => {
+      const started = performance.now();
+      await transport.call('POST', `${api}/etcdrestores`, {
+        apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name },
+        spec: { etcdCluster: { name }, backupStorageType: 'S3', s3: { path, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true }, clusterSpec: { size: 1, quotaBackendBytes: 4 * 1024 ** 3 } },
+      });
+      await eventually('the restore Completed', 900_000, async () => {
+        const r = (await transport.call('GET', `${api}/etcdrestores/${name}`)) as EtcdRestore;
+        if (r.status?.phase === 'Failed') throw new Error(r.status.reason ?? 'restore failed');
+        return r.status?.phase === 'Completed' ? true : undefined;
+      });
+      const ms = performance.now() - started;
+      await transport.call('DELETE', `${api}/etcdclusters/${name}`);
+      return ms;
     };
     for (let run = 0; run < runs; run++) {
       const file = `/tmp/bench-snapshot-${run}.db`;
+      settle();
       const started = performance.now();
       execFileSync(etcdctl, ['--endpoints', endpoint, 'snapshot', 'save', file], { stdio: 'ignore', timeout: 600_000 });
       etcdctlMs.push(performance.now() - started);
+      settle();
+      const minioStarted = performance.now();
+      await ceiling.put(`ceiling-${run}.db`, createReadStream(file));
+      minioMs.push(performance.now() - minioStarted);
+      const restoredDir = `/tmp/bench-restore-${run}`;
+      settle();
+      const restoreStarted = performance.now();
+      execFileSync(etcdutl, ['snapshot', 'restore', file, '--data-dir', restoredDir], { stdio: 'ignore', timeout: 600_000 });
+      etcdutlMs.push(performance.now() - restoreStarted);
+      rmSync(restoredDir, { recursive: true, force: true });
       rmSync(file, { force: true });
 
+      settle();
       const sampler = setInterval(() => { rssPeakMiB = Math.max(rssPeakMiB, rssMiB(operator.pid)); }, 100);
-      s3Ms.push(await backup(`s3-${run}`, { storageType: 'S3', s3: { path: `bench/run-${run}.db`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } }));
+      const toS3 = await backup(`s3-${run}`, { storageType: 'S3', s3: { path: `bench/run-${run}.db`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } });
       clearInterval(sampler);
-      volumeMs.push(await backup(`volume-${run}`, { storageType: 'Volume', volume: { claimName: 'backups', path: `run-${run}.db` } }));
-      process.stderr.write(`${JSON.stringify({ scenario: 'backup-1GiB', run: run + 1, etcdctlMs: Math.round(etcdctlMs.at(-1) ?? 0), s3Ms: Math.round(s3Ms.at(-1) ?? 0), volumeMs: Math.round(volumeMs.at(-1) ?? 0), rssPeakMiB })}\n`);
+      s3Ms.push(toS3.ms);
+      s3StreamMs.push(toS3.streamMs);
+      settle();
+      const toVolume = await backup(`volume-${run}`, { storageType: 'Volume', volume: { claimName: 'backups', path: `run-${run}.db` } });
+      volumeMs.push(toVolume.ms);
+      volumeStreamMs.push(toVolume.streamMs);
+      settle();
+      restoreMs.push(await restore(`restored-${run}`, `bench/run-${run}.db`));
+      process.stderr.write(`${JSON.stringify({ scenario: 'backup-1GiB', run: run + 1, etcdctlMs: Math.round(etcdctlMs.at(-1) ?? 0), s3Ms: Math.round(s3Ms.at(-1) ?? 0), s3StreamMs: Math.round(s3StreamMs.at(-1) ?? 0), minioMs: Math.round(minioMs.at(-1) ?? 0), volumeMs: Math.round(volumeMs.at(-1) ?? 0), volumeStreamMs: Math.round(volumeStreamMs.at(-1) ?? 0), etcdutlMs: Math.round(etcdutlMs.at(-1) ?? 0), restoreMs: Math.round(restoreMs.at(-1) ?? 0), rssPeakMiB })}\n`);
     }
-    const [etcdctlSummary, s3Summary, volumeSummary] = [etcdctlMs, s3Ms, volumeMs].map(summarise) as [Summary, Summary, Summary];
-    const ratio = (x: Summary): number => Math.round((etcdctlSummary.medianMs / x.medianMs) * 100) / 100;
+    const [etcdctlS, s3S, s3StreamS, minioS, volumeS, volumeStreamS, etcdutlS, restoreS] = [etcdctlMs, s3Ms, s3StreamMs, minioMs, volumeMs, volumeStreamMs, etcdutlMs, restoreMs]
+      .map(summarise) as [Summary, Summary, Summary, Summary, Summary, Summary, Summary, Summary];
+    const ratio = (x: Summary, to = etcdctlS): number => Math.round((to.medianMs / x.medianMs) * 100) / 100;
     return {
-      dbBytes, etcdctl: etcdctlSummary, s3: s3Summary, volume: volumeSummary, rssBeforeMiB, rssPeakMiB, ratioS3: ratio(s3Summary), ratioVolume: ratio(volumeSummary),
+      dbBytes, etcdctl: etcdctlS, s3: s3S, s3Stream: s3StreamS, minioCeiling: minioS, volume: volumeS, volumeStream: volumeStreamS, rssBeforeMiB, rssPeakMiB,
+      ratioS3: ratio(s3StreamS), ratioVolume: ratio(volumeStreamS), ratioS3Ceiling: ratio(s3StreamS, minioS),
+      etcdutl: etcdutlS, restore: restoreS, ratioRestore: ratio(restoreS, etcdutlS),
     };
   } finally {
     for (const fn of cleanups.reverse()) await fn();

@@ -3,6 +3,8 @@ import type { ChannelOptions } from '@grpc/grpc-js';
 import type { LookupFunction } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 
+const FLOW_CONTROL_WINDOW = 8 * 1024 * 1024;
+
 export interface GrpcOptions {
   lookup?: LookupFunction;
   tls?: SecureContextOptions;
@@ -27,6 +29,9 @@ export async function grpcClient(endpoint: string, o: GrpcOptions): Promise<Clie
   const secure = url.protocol === 'https:';
   const channel: ChannelOptions = {
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    // HTTP/2's default 64 KiB window let etcd send one window per round trip: a snapshot arrived at 236 MiB/s
+    // from a member on the same host and at 0.4x etcdctl's speed on the lab. A few MiB keep it streaming.
+    'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW,
     ...(secure ? { 'grpc.ssl_target_name_override': url.hostname, 'grpc.default_authority': url.hostname } : {}),
   };
   return new Client(`${address}:${url.port || '2379'}`,

@@ -5,6 +5,7 @@ import { CHECKSUM_SUFFIX, coalesced, measured, verified } from './storage.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
 const WRITE_BLOCK_BYTES = 1024 * 1024;
+const FLUSH_EVERY_BYTES = 64 * 1024 * 1024;
 
 /** Snapshots as files under a directory (a mounted volume). Names may not leave the directory. */
 export class DirectoryStorage implements BackupStorage {
@@ -25,7 +26,22 @@ export class DirectoryStorage implements BackupStorage {
     // 32 KiB chunks; they are written 1 MiB at a time, which pays for the sync.
     const file = await open(`${path}.partial`, 'w');
     try {
-      for await (const block of coalesced(m.data, WRITE_BLOCK_BYTES)) await file.write(block);
+      // Flushed as it goes, one flush at a time beside the writes: the disk works while the stream arrives,
+      // instead of taking the whole snapshot at the final sync.
+      let flushing: Promise<void> = Promise.resolve();
+      let unflushed = 0;
+      for await (const block of coalesced(m.data, WRITE_BLOCK_BYTES)) {
+        await file.write(block);
+        unflushed += block.length;
+        if (unflushed >= FLUSH_EVERY_BYTES) {
+          await flushing;
+          flushing = file.datasync();
+          // Awaited before the next flush or at the end; if a write fails first, its failure is the one reported.
+          flushing.catch(() => undefined);
+          unflushed = 0;
+        }
+      }
+      await flushing;
       await file.sync();
     } finally {
       await file.close();

@@ -1,6 +1,7 @@
 // Issue 19, item 5: a scheduled verification restores the newest backup somewhere disposable and compares
-// it with the live cluster: it passes on a good backup and fails, with a condition and an Event, on one
-// whose data was changed (its checksums made to match, so only the comparison can tell).
+// it with the live cluster: it passes on a good backup (by HashKV, then by content once the live cluster
+// was compacted) and fails, with a condition and an Event, on one whose data was changed (its checksums
+// made to match, so only the comparison can tell).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -11,10 +12,10 @@ import { verifyName } from '../../src/controllers/backup/verify.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { etcdPutMany } from '../support/etcd-gateway.js';
+import { etcdCompact, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
 
-test('a scheduled verification passes on a good backup and fails with a condition and an Event once its data is changed', async (t) => {
+test('a scheduled verification passes on a good backup (by HashKV, and by content after a compaction) and fails with a condition and an Event once its data is changed', async (t) => {
   const bed = await testbed(t, 'verify');
   const minio = await startMinio(t, 'backups');
   await bed.secret('aws', minio.awsSecretData);
@@ -57,6 +58,18 @@ test('a scheduled verification passes on a good backup and fails with a conditio
   assert.match(metrics, /etcd_operator_backup_verifications_total\{[^}]*backup="nightly"[^}]*result="passed"\} 1/);
   assert.match(metrics, new RegExp(`etcd_operator_backup_last_verified_revision\\{[^}]*backup="nightly"[^}]*\\} ${v.lastVerifiedRevision ?? -1}`));
 
+  // The live cluster compacted below the backup's revision: the two stores' HashKVs now start from
+  // different compactions, so the next verification compares their content instead, and still passes.
+  await etcdCompact(await bed.clientEndpoint('src'), (v.lastVerifiedRevision ?? 0) - 5);
+  const byDigest = await eventually('a verification by content', 180_000, async () => {
+    const b = await get();
+    return b.status?.verification?.method === 'ContentDigest' ? b : undefined;
+  });
+  assert.equal(verified(byDigest)?.status, 'True', JSON.stringify(verified(byDigest)));
+  assert.match(verified(byDigest)?.message ?? '', new RegExp(`${keys.length} keys at revision ${v.lastVerifiedRevision ?? -1}, digest [0-9a-f]{16}, equal to the live cluster's`));
+  t.diagnostic(`verified by content: ${verified(byDigest)?.message}`);
+  await eventually('the disposable cluster deleted', 60_000, async () => ((await gone()) ? true : undefined));
+
   // One value changed inside the stored snapshot; etcd's own trailing sha256 and ours beside it made to match.
   const object = Buffer.from(await (await minio.client.send(new GetObjectCommand({ Bucket: 'backups', Key: 'src.db' }))).Body?.transformToByteArray() ?? []);
   // Every copy of it (bolt keeps stale copies in freed pages).
@@ -72,11 +85,11 @@ test('a scheduled verification passes on a good backup and fails with a conditio
     return verified(b)?.status === 'False' ? b : undefined;
   });
   assert.equal(verified(failed)?.reason, 'DataDiffers', JSON.stringify(verified(failed)));
-  assert.match(verified(failed)?.message ?? '', /restored HashKV is \d+, the live cluster's \d+/);
+  assert.match(verified(failed)?.message ?? '', /the restored store has 2000 keys \(digest [0-9a-f]{16}\), the live cluster 2000 \([0-9a-f]{16}\)/);
   assert.equal(failed.status?.verification?.lastVerifiedRevision, v.lastVerifiedRevision, 'the last good verification stays on record');
   const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items;
   assert.equal(events.filter((e) => e.reason === 'VerificationFailed' && e.type === 'Warning').length, 1, 'one Warning Event');
-  assert.equal(events.filter((e) => e.reason === 'BackupVerified').length, 1);
+  assert.equal(events.filter((e) => e.reason === 'BackupVerified').length, 2);
   await eventually('the disposable cluster deleted again', 60_000, async () => ((await gone()) ? true : undefined));
   t.diagnostic(`damaged: ${verified(failed)?.message}`);
   operator.succeeded();

@@ -107,7 +107,17 @@ async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonN
   } else if (restore.status?.phase === 'Completed') {
     const completedMs = Date.parse(restore.status.conditions?.find((c) => c.type === 'Completed')?.lastTransitionTime ?? '');
     restoreSeconds = Number.isFinite(completedMs) ? Math.max(0, Math.round((completedMs - startedMs) / 1000)) : undefined;
-    verdict = await compare(d, backup, target);
+    // Compared once settled: right after a restore its member is swapped for one without the restore step.
+    const status = d.clusters.get(namespace, target)?.status;
+    const settled = status?.phase === 'Running' && status.conditions?.some((c) => c.type === 'Degraded' && c.status === 'False');
+    if (!settled && elapsedMs < timeoutMs) return FOLLOW_MS;
+    verdict = await compare(d, backup, target).catch((err: unknown): Verdict | undefined => {
+      if (elapsedMs < timeoutMs) {
+        log.info({ err }, 'verification: cannot compare yet');
+        return undefined;
+      }
+      return { result: 'failed', reason: 'VerificationTimedOut', message: `no comparison within ${timeoutMs / 1000} s: ${(err as Error).message}` };
+    });
   } else {
     const trouble = d.clusters.get(namespace, target)?.status?.conditions
       ?.find((c) => c.type === 'Degraded' && c.status === 'True' && (TROUBLE_REASONS as readonly string[]).includes(c.reason ?? ''));
