@@ -2,11 +2,28 @@ import type { EtcdCluster } from '../api/etcd-cluster.js';
 import type { EtcdBackup } from '../api/etcd-backup.js';
 import { age, bytes, table } from './table.js';
 
+const backupsOf = (cluster: EtcdCluster, backups: EtcdBackup[]): EtcdBackup[] =>
+  backups.filter((b) => b.metadata.namespace === cluster.metadata.namespace && b.spec.clusterName === cluster.metadata.name);
+
 /** The newest successful backup of a cluster (EtcdBackups naming it by clusterName). */
 export function lastBackup(cluster: EtcdCluster, backups: EtcdBackup[]): EtcdBackup | undefined {
-  return backups
-    .filter((b) => b.metadata.namespace === cluster.metadata.namespace && b.spec.clusterName === cluster.metadata.name && b.status?.lastSuccessDate)
+  return backupsOf(cluster, backups).filter((b) => b.status?.lastSuccessDate)
     .sort((a, b) => Date.parse(b.status?.lastSuccessDate ?? '') - Date.parse(a.status?.lastSuccessDate ?? ''))[0];
+}
+
+/** What a continuous backup's change log holds and how fresh it is, and what the last verification proved. */
+function backupLines(b: EtcdBackup, now: number): string[] {
+  const s = b.status;
+  const log = s?.changeLog;
+  const gaps = log?.gaps?.length ? `; gaps: ${log.gaps.map((g) => `${g.from ?? '?'}-${g.to ?? '?'}`).join(', ')}` : '';
+  const verified = s?.conditions?.find((c) => c.type === 'Verified');
+  const proof = s?.verification;
+  return [
+    ...(b.spec.continuous ? [`Change log (${b.metadata.name}): ${log?.throughRevision === undefined ? 'not started'
+      : `every revision through ${log.throughRevision}, confirmed ${age(log.confirmedAt, now)} ago${gaps}`}`] : []),
+    ...(proof?.lastVerifiedAt ? [`Verified (${b.metadata.name}): revision ${proof.lastVerifiedRevision ?? '?'}, ${age(proof.lastVerifiedAt, now)} ago, restored in ${proof.restoreSeconds ?? '?'} s`] : []),
+    ...(verified && verified.status !== 'True' ? [`Verification (${b.metadata.name}): ${verified.reason ?? ''}: ${verified.message ?? ''}`] : []),
+  ];
 }
 
 const backupCell = (b: EtcdBackup | undefined, now: number): string =>
@@ -43,5 +60,6 @@ export function clusterDetail(c: EtcdCluster, backups: EtcdBackup[], now: number
     ...(s.alarms?.length ? ['', `Alarms: ${s.alarms.map((a) => `${a.alarm ?? '?'} on ${a.member ?? '?'}`).join(', ')}`] : []),
     '',
     `Last backup: ${backup ? `${backupCell(backup, now)} (${backup.status?.lastBackup?.path ?? ''}, ${bytes(backup.status?.lastBackup?.size)})` : 'none'}`,
+    ...backupsOf(c, backups).flatMap((b) => backupLines(b, now)),
   ].filter((line, i, all) => line !== '' || all[i - 1] !== '').join('\n');
 }

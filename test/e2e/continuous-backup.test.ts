@@ -120,6 +120,22 @@ test('a continuous backup keeps every revision through an operator restart, a le
     t.diagnostic(`at-${i}: revision ${point.revision}, ${held.kvs.length} keys equal; from ${r.status.pointInTime.snapshot} (revision ${r.status.pointInTime.snapshotRevision})`);
   }
 
+  // A write into a cluster while its log is replayed spoils the replay, and the restore says so rather than
+  // claiming the source's data: the next revision lands one later than the source's.
+  const last3 = points[points.length - 1]?.revision ?? 0;
+  const spoiling = restoreTo('spoiled', last3);
+  const intruded = await eventually('the replay under way', 240_000, async () => {
+    const cluster = await bed.get('spoiled').catch(() => undefined);
+    if (!cluster?.status?.bootstrapped) return undefined;
+    const endpoint = await bed.clientEndpoint('spoiled');
+    const { revision } = await etcdStatus(endpoint, { timeoutMs: 1000 }).catch(() => ({ revision: 0 }));
+    if (revision <= (points[0]?.revision ?? 0) || revision >= last3) return undefined;
+    return etcdPut(endpoint, 'intruder', 'x', { timeoutMs: 1000 }).catch(() => undefined);
+  });
+  const spoiled = await spoiling;
+  assert.deepEqual([spoiled.status?.phase, spoiled.status?.reason], ['Failed', 'WrittenDuringRestore'], JSON.stringify(spoiled.status));
+  t.diagnostic(`a write at revision ${intruded} during the replay: ${spoiled.status?.conditions?.[0]?.message}`);
+
   // A gap that cannot be avoided: with no operator running, etcd compacts past the log's end. (Nothing
   // writes now, so the status holds the log's end.)
   const storedBefore = (await getBackup()).status?.changeLog?.throughRevision ?? 0;

@@ -8,6 +8,14 @@ import type { ChunkName, LoggedRevision } from '../../src/storage/change-log.js'
 import { decodeEvent, watchCreateRequest, watchMessage } from '../../src/etcd/watch-grpc.js';
 import { encodeField, lastFields } from '../../src/etcd/protobuf.js';
 import { changeLogStatus } from '../../src/controllers/backup/change-logs.js';
+import { ReplayError, readChunk } from '../../src/controllers/restore/replay.js';
+import { DirectoryStorage } from '../../src/storage/directory.js';
+import { seal, sealingKey } from '../../src/storage/sealed.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
 
 const kv = (key: string, value: string, mod: number, create = mod, version = 1, lease = 0): Buffer => Buffer.concat([
   encodeField(1, Buffer.from(key)), encodeField(2, create), encodeField(3, mod), encodeField(4, version), encodeField(5, Buffer.from(value)), encodeField(6, lease),
@@ -117,4 +125,25 @@ test('change log status: following, behind, a gap kept across restarts, waiting 
   assert.deepEqual(gap.changeLog.gaps?.map((g) => [g.from, g.to]), [[1, 2], [81, 99]], 'gaps the status held are kept');
   assert.deepEqual([gap.condition.status, gap.condition.reason], ['False', 'Gap']);
   assert.equal(changeLogStatus({ ...base, needsSnapshotFrom: 0 }, undefined, 1, 5).condition.reason, 'WaitingForSnapshot');
+});
+
+test('a stored chunk is read through its checksum and key, and one that lacks a revision its name promises is refused', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'chunks-'));
+  try {
+    const storage = new DirectoryStorage(dir);
+    const key = sealingKey('k1', randomBytes(32));
+    const revisions: LoggedRevision[] = [10, 11, 12].map((revision) => ({ revision, atMs: 1000 + revision, events: [Buffer.from(`e${revision}`)] }));
+    const store = async (from: number, to: number, held: LoggedRevision[]): Promise<ChunkName> => {
+      const name = chunkName('b.db', from, to, 2000);
+      await storage.put(name, seal(Readable.from([encodeChunk(held)]), { codec: 'Brotli', key }));
+      return chunksOf([name], 'b.db')[0] ?? chunk(from, to);
+    };
+    const keys = new Map([['k1', key.key]]);
+    assert.deepEqual(await readChunk({ storage, keys }, await store(10, 12, revisions)), revisions);
+    await assert.rejects(readChunk({ storage, keys }, await store(20, 22, revisions.slice(0, 2).map((r) => ({ ...r, revision: r.revision + 10 })))),
+      (err: unknown) => err instanceof ReplayError && err.reason === 'ChangeLogIncomplete' && /named for revisions 20-22 but holds 2/.test(err.message));
+    await assert.rejects(readChunk({ storage, keys: new Map() }, await store(30, 30, [{ revision: 30, atMs: 1, events: [] }])), /k1/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -52,6 +52,22 @@ test('status of one cluster: conditions, member roles and sizes, the client addr
   assert.match(text, /^Last backup: none$/m);
 });
 
+test('status of one cluster: its continuous backup\'s log and gaps, and what verification proved or why it failed', () => {
+  const continuous: EtcdBackup = {
+    ...backup('pitr', '2026-11-23T11:00:00Z'),
+    spec: { clusterName: 'example', storageType: 'S3', continuous: {} },
+  };
+  continuous.status = {
+    ...continuous.status, changeLog: { throughRevision: 9000, confirmedAt: '2026-11-23T11:59:57Z', gaps: [{ from: 10, to: 20 }] },
+    verification: { lastVerifiedRevision: 8000, lastVerifiedAt: '2026-11-23T11:00:00Z', restoreSeconds: 12 },
+    conditions: [{ type: 'Verified', status: 'False', reason: 'DataDiffers', message: 'at revision 8500 the restored HashKV is 1, the live cluster\'s 2' }],
+  };
+  const text = clusterDetail(cluster, [continuous], now);
+  assert.match(text, /^Change log \(pitr\): every revision through 9000, confirmed 3s ago; gaps: 10-20$/m);
+  assert.match(text, /^Verified \(pitr\): revision 8000, 60m ago, restored in 12 s$/m);
+  assert.match(text, /^Verification \(pitr\): DataDiffers: at revision 8500 the restored HashKV is 1, the live cluster's 2$/m);
+});
+
 test('progress off a terminal: a plain line per step and per change of state, none for a repeat', () => {
   let out = '';
   let clock = 0;

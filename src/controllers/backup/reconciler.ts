@@ -10,7 +10,7 @@ import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
-import type { BackupStatus, EtcdBackup } from '../../api/etcd-backup.js';
+import type { BackupStatus, EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { saveSnapshot } from './save.js';
 import type { Saved } from './save.js';
 import { ConfigurationError } from '../cluster/tls.js';
@@ -23,7 +23,6 @@ import type { ChangeLog } from './change-log.js';
 import { changeLogStatus } from './change-logs.js';
 import { backupPath, withCondition } from './backup-status.js';
 import { verificationStep } from './verify.js';
-import type { EtcdRestore } from '../../api/etcd-backup.js';
 import type { ChangeLogs } from './change-logs.js';
 
 export interface BackupReconcilerDeps {
@@ -52,7 +51,9 @@ const DEFAULT_CHUNK_MIB = 4;
 
 /**
  * reconcile(namespace/name) for EtcdBackup: a one-shot backup runs once per spec generation; a periodic one
- * runs every backupIntervalInSecond and keeps the newest maxBackups. A failure is reported and retried.
+ * runs every backupIntervalInSecond and keeps what retention keeps; a continuous one also keeps its change
+ * log running and reported; a verified one is restored and compared on its own schedule. A failure is
+ * reported and retried.
  */
 export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
   return async (key, context): Promise<ReconcileResult | undefined> => {

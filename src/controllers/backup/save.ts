@@ -7,6 +7,7 @@ import type { Retention } from '../../storage/retention.js';
 import type { BackupStorage, StoredObject } from '../../storage/storage.js';
 import { seal, seals } from '../../storage/sealed.js';
 import type { Codec, SealOptions } from '../../storage/sealed.js';
+import { firstAnswer } from './source.js';
 
 const PROGRESS_BYTES = 64 * 1024 * 1024;
 
@@ -65,18 +66,6 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
     if (unneeded.length > 0) r.log.info({ removed: unneeded.length, before: oldest.revision }, 'change log chunks no kept snapshot needs removed');
   }
   return { object, revision, version, seconds, kept: kept.length };
-}
-
-async function firstAnswer<T>(endpoints: string[], ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {
-  const errors: string[] = [];
-  for (const endpoint of endpoints) {
-    try {
-      return { endpoint, value: await ask(endpoint) };
-    } catch (err) {
-      errors.push((err as Error).message);
-    }
-  }
-  throw new Error(`no etcd endpoint answered: ${errors.join('; ') || 'none given'}`);
 }
 
 /**

@@ -41,3 +41,16 @@ export async function snapshotSource(
   const tls = spec.clientTLSSecret ? { peer: '', server: '', operator: spec.clientTLSSecret, auto: false } : undefined;
   return { etcd: await clients.forCluster(namespace, tls, Date.now()), endpoints: spec.etcdEndpoints ?? [], ...(tls ? { tlsSecret: tls.operator } : {}) };
 }
+
+/** The first of `endpoints` that answers `ask`, with its answer; when none does, an error with every one's reason. */
+export async function firstAnswer<T>(endpoints: string[], ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {
+  const errors: string[] = [];
+  for (const endpoint of endpoints) {
+    try {
+      return { endpoint, value: await ask(endpoint) };
+    } catch (err) {
+      errors.push((err as Error).message);
+    }
+  }
+  throw new Error(`no etcd endpoint answered: ${errors.join('; ') || 'none given'}`);
+}

@@ -6,11 +6,10 @@ import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { BackupStatus, EtcdBackup, RestoreSpec } from '../../api/etcd-backup.js';
 import { ownedBy } from '../../k8s/owner.js';
 import { ANNOTATION_VERIFIES } from '../../k8s/labels.js';
-import { EtcdError } from '../../etcd/client.js';
 import { contentDigest } from '../../etcd/digest.js';
 import { TROUBLE_REASONS } from '../cluster/pod-trouble.js';
-import { snapshotSource } from './source.js';
-import type { SnapshotSource } from './source.js';
+import { clusterSettled } from '../cluster/views.js';
+import { firstAnswer, snapshotSource } from './source.js';
 import type { BackupReconcilerDeps } from './reconciler.js';
 import { backupPath, withCondition } from './backup-status.js';
 
@@ -108,9 +107,7 @@ async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonN
     const completedMs = Date.parse(restore.status.conditions?.find((c) => c.type === 'Completed')?.lastTransitionTime ?? '');
     restoreSeconds = Number.isFinite(completedMs) ? Math.max(0, Math.round((completedMs - startedMs) / 1000)) : undefined;
     // Compared once settled: right after a restore its member is swapped for one without the restore step.
-    const status = d.clusters.get(namespace, target)?.status;
-    const settled = status?.phase === 'Running' && status.conditions?.some((c) => c.type === 'Degraded' && c.status === 'False');
-    if (!settled && elapsedMs < timeoutMs) return FOLLOW_MS;
+    if (!clusterSettled(d.clusters.get(namespace, target)) && elapsedMs < timeoutMs) return FOLLOW_MS;
     verdict = await compare(d, backup, target).catch((err: unknown): Verdict | undefined => {
       if (elapsedMs < timeoutMs) {
         log.info({ err }, 'verification: cannot compare yet');
@@ -139,8 +136,9 @@ async function compare(d: BackupReconcilerDeps, backup: EtcdBackup, target: stri
   const live = await snapshotSource(backup.spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
   const at = restored.endpoints[0] ?? '';
   const revision = await restored.etcd.currentRevision(at);
-  const hashes = await Promise.all([restored.etcd.hashKV(at, revision), firstAnswer(live, (e) => live.etcd.hashKV(e, revision))]).catch((err: unknown) => {
-    if (err instanceof EtcdError && /compacted/.test(err.message)) return undefined;
+  const hashes = await Promise.all([restored.etcd.hashKV(at, revision), firstAnswer(live.endpoints, (e) => live.etcd.hashKV(e, revision))]).catch((err: unknown) => {
+    // etcd's "required revision has been compacted", from every live member (firstAnswer tried each).
+    if (err instanceof Error && /compacted/.test(err.message)) return undefined;
     throw err;
   });
   if (!hashes) {
@@ -157,19 +155,6 @@ async function compare(d: BackupReconcilerDeps, backup: EtcdBackup, target: stri
     return { result: 'passed', revision, method: 'ContentDigest', keys: a.keys, detail: `${a.keys} keys at revision ${revision}, digest ${a.sha256.slice(0, 16)}, equal to the live cluster's` };
   }
   return { result: 'failed', reason: 'DataDiffers', message: `at revision ${revision} the restored store has ${a.keys} keys (digest ${a.sha256.slice(0, 16)}), the live cluster ${b.keys} (${b.sha256.slice(0, 16)})` };
-}
-
-async function firstAnswer<T>(source: SnapshotSource, ask: (endpoint: string) => Promise<T>): Promise<{ endpoint: string; value: T }> {
-  let failure: unknown = new Error('no live member to compare with');
-  for (const endpoint of source.endpoints) {
-    try {
-      return { endpoint, value: await ask(endpoint) };
-    } catch (err) {
-      if (err instanceof EtcdError && /compacted/.test(err.message)) throw err;
-      failure = err;
-    }
-  }
-  throw failure;
 }
 
 async function record(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonNullable<Verification['running']>, v: Verdict, restoreSeconds: number | undefined, log: Logger): Promise<void> {

@@ -15,6 +15,10 @@ const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.typ
 
 export const podReady = (pod: V1Pod): boolean => readyCondition(pod)?.status === 'True';
 
+/** Running with every member ready and no change under way, as its status last said (a restored cluster swaps its members first). */
+export const clusterSettled = (cluster: EtcdCluster | undefined): boolean => cluster?.status?.phase === 'Running'
+  && (cluster.status.conditions?.some((c) => c.type === 'Degraded' && c.status === 'False') ?? false);
+
 /** What the planner needs to know of a pod. */
 /** The pod's data guard refused to start etcd, now or last time: the member's volume came back empty. */
 function dataLost(pod: V1Pod): boolean {

@@ -23,6 +23,7 @@ import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, readChunk, replay } from './replay.js';
+import { clusterSettled } from '../cluster/views.js';
 
 export interface RestoreReconcilerDeps {
   transport: ApiTransport;
@@ -87,7 +88,10 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     }
     const available = cluster.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
     const pointInTime = restore.status?.pointInTime;
-    if (cluster.status?.bootstrapped && available && pointInTime) return replayed(d, restore, pointInTime, log);
+    // Replayed once settled: right after a restore its members are swapped for ones without the restore step.
+    if (cluster.status?.bootstrapped && available && pointInTime) {
+      return clusterSettled(cluster) ? replayed(d, restore, pointInTime, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
+    }
     if (cluster.status?.bootstrapped && available) {
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
       return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (revision ${revision})` };
