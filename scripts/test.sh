@@ -3,8 +3,8 @@
 #   1. every suite that shares the lab fairly (a namespace and an operator of its own), two files at a time:
 #      most of a lab test's time is spent waiting on etcd and the kubelets, not on the two cores;
 #   2. the suites whose faults reach the whole lab (a node killed or cut off, the API server restarted or
-#      black-holed, members starved of CPU), one file at a time, alone on the lab. Such a file says so on a
-#      line of its own: `// lab: exclusive — <why>`.
+#      black-holed, members starved of CPU), one file at a time, alone on the lab, every fault healed before
+#      each. Such a file says so on a line of its own: `// lab: exclusive — <why>`.
 # Each test is bounded (TEST_TIMEOUT_MS), so a hang fails its test instead of the whole run's time limit. Both
 # phases always run, so one run reports every failure; the exit status is that of the worse. The run's last
 # lines (after the lab is stopped) say how long it took and where it was, even when it is stopped by a signal.
@@ -36,7 +36,12 @@ bash scripts/with-lab.sh bash -c '
   set -o pipefail
   shared_rc=0; exclusive_rc=0
   phase shared 2 "${@:2:$1}" || shared_rc=$?
-  phase exclusive 1 "${@:$(($1 + 2))}" || exclusive_rc=$?
+  # One file at a time, every fault healed before each: a file stopped at its time limit never runs its own
+  # heal, and a node or zone left down would fail every file after it.
+  for suite in "${@:$(($1 + 2))}"; do
+    bash lab/lab.sh heal all >/dev/null 2>&1 || true
+    phase "exclusive $(basename "$suite")" 1 "$suite" || exclusive_rc=$?
+  done
   # After a failure, the lab as the run left it: a daemon down, a node cordoned or tainted, a fault still in force.
   [ $((shared_rc + exclusive_rc)) -eq 0 ] || bash lab/lab.sh status 2>&1 | grep -v " running (pid" | sed "s/^/# lab after the run: /"
   exit $((shared_rc > exclusive_rc ? shared_rc : exclusive_rc))
