@@ -25,7 +25,8 @@ export TEST_LOG TEST_START=$(date +%s)
 export WITH_LAB_EPILOGUE='echo "# npm test: $(($(date +%s) - TEST_START)) s; $(grep -c "^ok " "$TEST_LOG") passed, $(grep -c "^not ok " "$TEST_LOG") failed; $(grep "^# phase" "$TEST_LOG" | tr "\n" " ")"; grep "^not ok " "$TEST_LOG" | head -5; rm -f "$TEST_LOG"'
 # The operator image (restore steps run it in pods) is packed from this build and imported once the lab is up.
 bash scripts/with-lab.sh bash -c '
-  timeout=${TEST_TIMEOUT_MS:-600000}
+  # A file counts as a test too: node-loss.test.js runs about 10 min on a busy lab.
+  timeout=${TEST_TIMEOUT_MS:-900000}
   bash scripts/operator-image.sh >/dev/null
   phase() { # name concurrency suites...
     local name=$1 concurrency=$2 start=$SECONDS rc=0; shift 2
