@@ -17,3 +17,6 @@ export function s3Storage(place: S3Place, credentials: string, config: string): 
   });
   return { storage, name: place.path.slice(slash + 1) };
 }
+
+/** The CoreOS S3 path of `object` in the same bucket as `path` ("<bucket>/<key>"): another snapshot of one backup. */
+export const siblingPath = (path: string, object: string): string => `${path.split('/')[0] ?? ''}/${object}`;

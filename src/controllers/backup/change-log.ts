@@ -45,7 +45,8 @@ export interface ChangeLogState {
 
 const RETRY_MS = 1000;
 const SNAPSHOT_POLL_MS = 2000;
-const GAPS_KEPT = 10;
+/** The gaps a log and its status remember (the latest). */
+export const GAPS_KEPT = 10;
 
 /**
  * A continuous backup's change log, kept while its EtcdBackup asks for it: watches every key from the

@@ -1,6 +1,6 @@
 import { rfc3339 } from '../../runtime/time.js';
 import type { BackupStatus } from '../../api/etcd-backup.js';
-import { ChangeLog } from './change-log.js';
+import { ChangeLog, GAPS_KEPT } from './change-log.js';
 import type { ChangeLogSettings, ChangeLogState } from './change-log.js';
 
 type Condition = NonNullable<BackupStatus['conditions']>[number];
@@ -38,8 +38,6 @@ export class ChangeLogs {
     current.close();
   }
 }
-
-const GAPS_KEPT = 10;
 
 /**
  * The status of a change log: what the log holds now, the gaps recorded before (a restart forgets its own,

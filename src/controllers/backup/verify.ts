@@ -9,6 +9,7 @@ import { ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { contentDigest } from '../../etcd/digest.js';
 import { TROUBLE_REASONS } from '../cluster/pod-trouble.js';
 import { clusterSettled } from '../cluster/views.js';
+import { siblingPath } from '../../storage/locate.js';
 import { firstAnswer, snapshotSource } from './source.js';
 import type { BackupReconcilerDeps } from './reconciler.js';
 import { backupPath, withCondition } from './backup-status.js';
@@ -73,7 +74,7 @@ async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string
   const source = spec.clusterName ? d.clusters.get(namespace, spec.clusterName) : undefined;
   const restoreSpec: RestoreSpec = {
     etcdCluster: { name: target }, backupStorageType: spec.storageType,
-    ...(spec.s3 ? { s3: { ...spec.s3, path: `${spec.s3.path.split('/')[0] ?? ''}/${object}` } } : {}),
+    ...(spec.s3 ? { s3: { ...spec.s3, path: siblingPath(spec.s3.path, object) } } : {}),
     ...(spec.volume ? { volume: { claimName: spec.volume.claimName, path: object } } : {}),
     ...(spec.encryption ? { encryption: { keySecret: spec.encryption.keySecret } } : {}),
     clusterSpec: { size: 1, ...(source?.spec.version ? { version: source.spec.version } : {}), ...(source?.spec.repository ? { repository: source.spec.repository } : {}) },

@@ -36,6 +36,7 @@ import { tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention } from '../../k8s/member-claim.js';
 import { ensureClaimOwnership, sortClaims } from './claims.js';
 import type { SortedClaims } from './claims.js';
+import { siblingPath } from '../../storage/locate.js';
 
 export interface ClusterReconcilerDeps {
   transport: ApiTransport;
@@ -264,7 +265,7 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
     const { s3, volume, encryption } = backup?.spec ?? {};
     const keys = encryption ? { keySecret: encryption.keySecret } : {};
     // The object is named inside the backup's bucket; the file inside the backup's claim.
-    if (backup?.spec.storageType === 'S3' && s3) return { s3: { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${rebuild.path ?? ''}` }, ...keys };
+    if (backup?.spec.storageType === 'S3' && s3) return { s3: { ...s3, path: siblingPath(s3.path, rebuild.path ?? '') }, ...keys };
     if (backup?.spec.storageType === 'Volume' && volume) return { volume: { claimName: volume.claimName, path: rebuild.path ?? volume.path }, ...keys };
     throw new ConfigurationError('BackupMissing', `EtcdBackup ${rebuild.backup ?? ''} to rebuild from is gone; nothing is started without it`);
   }
@@ -277,7 +278,7 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
   const chosen = restore.status?.pointInTime?.snapshot;
   if (restore.spec.pointInTime && !chosen) throw new ConfigurationError('RestoreNotPlanned', `EtcdRestore ${by} has not chosen its snapshot yet`);
   return {
-    ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3: chosen ? { ...s3, path: `${s3.path.split('/')[0] ?? ''}/${chosen}` } : s3 } : {}),
+    ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3: chosen ? { ...s3, path: siblingPath(s3.path, chosen) } : s3 } : {}),
     ...(restore.spec.backupStorageType === 'Volume' && volume ? { volume } : {}),
     ...(encryption ? { keySecret: encryption.keySecret } : {}),
   };
