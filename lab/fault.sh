@@ -21,6 +21,8 @@
 #                        power cycle forgets is forgotten, and after a pause containerd, kubelet and kube-proxy
 #                        start again: pod sandboxes are recreated (init containers run again); volumes, emptyDir
 #                        content and images are kept.
+#   crash NS/POD         (not recorded: it ends by itself) every process of the pod's containers is killed at once
+#                        (SIGKILL), as a crash; the kubelet starts them again, and their connections start anew.
 #   wipe-volume NS/PVC   (not undoable) the claim's volume is emptied under its pod.
 #   corrupt-data NS/PVC TEXT  (not undoable) bit rot under a running member: every copy of TEXT in the etcd
 #                        database (member/snap/db) on the claim's volume is overwritten, in place, with as many
@@ -37,6 +39,7 @@ inject() { # kind target [arg] [--for seconds]
   done
   case "$kind" in
     node-reboot) node_reboot "$(node_number "$target")"; return ;;
+    crash) crash_pod "$target"; return ;;
     wipe-volume) wipe_volume "$target"; return ;;
     corrupt-data) corrupt_data "$target" "${args[@]}"; return ;;
     node-kill|node-partition|zone-outage|apiserver-blackhole|slow-member|fill-volume|hang) ;;
@@ -117,16 +120,22 @@ pod_container_cgroups() { # ns/pod
   find "$CGROUP_V1"/cpu/lab-node-* -type d -path "*/pod$uid/*" 2>/dev/null
 }
 
-fault_hang() { # on|off ns/pod
-  local dir pid
+signal_pod() { # signal ns/pod: every process of the pod's containers
+  local dir pid sent=0
   for dir in $(pod_container_cgroups "$2"); do
     while read -r pid; do
-      # The sandbox's pause process holds only the pod's namespaces: stopping it would stop nothing that answers.
+      # The sandbox's pause process holds only the pod's namespaces: signalling it would reach nothing that answers.
       [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = pause ] && continue
-      kill "-$([ "$1" = on ] && echo STOP || echo CONT)" "$pid" 2>/dev/null || true
+      kill "-$1" "$pid" 2>/dev/null && sent=$((sent + 1))
     done < "$dir/cgroup.procs"
   done
+  [ "$sent" -gt 0 ] || { log "no process of $2 found to signal"; return 2; }
 }
+
+# on|off ns/pod; healing a pod whose processes are gone (deleted, or restarted unstopped) has nothing to do.
+fault_hang() { signal_pod "$([ "$1" = on ] && echo STOP || echo CONT)" "$2" || [ "$1" = off ]; }
+
+crash_pod() { signal_pod KILL "$1" && log "every process of $1 killed"; } # ns/pod
 
 # A 1 s CFS period: the member runs MS milliseconds a second, which its own background work mostly takes, so a
 # request waits a second or more (past the probes' timeouts) while every request still gets its answer.

@@ -53,3 +53,8 @@ export async function wipeVolume(namespace: string, claim: string): Promise<void
 export async function corruptData(namespace: string, claim: string, text: string): Promise<void> {
   await labCommand(['fault', 'corrupt-data', `${namespace}/${claim}`, text]);
 }
+
+/** Kills every process of a pod's containers at once (SIGKILL), as a crash; the kubelet starts them again. */
+export async function crashPod(namespace: string, pod: string): Promise<void> {
+  await labCommand(['fault', 'crash', `${namespace}/${pod}`]);
+}

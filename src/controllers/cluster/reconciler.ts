@@ -126,7 +126,6 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const spreadTo = spreading.allowed(key, situation, performance.now()) ? free : undefined;
     const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo });
     const action = plan(state);
-    if (action.type === 'AddMember' && action.spreading) spreading.tried(key, situation, performance.now());
     if (irreversible(action)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
       // undone is taken only if a fresh read of the API and of etcd's member list (linearizable while a quorum
@@ -154,6 +153,9 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         if (!QUIET.includes(action.type)) await d.events.record(involved, 'Warning', action.type, `${told}; no answer came (${(err as Error).message}), looking again`);
         throw err;
       });
+    // A move etcd refused for now (a member reconnected less than 5 s ago: "unhealthy cluster") was not made:
+    // it is tried again as soon as etcd accepts, not ten minutes later as one that came to nothing.
+    if (action.type === 'AddMember' && action.spreading && !outcome.refused) spreading.tried(key, situation, performance.now());
     if (outcome.refused !== refusals.get(key)) {
       if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, 'etcd refused for now; retrying until it accepts');
       refusals.set(key, outcome.refused);
