@@ -9,7 +9,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import { adminKubeConfig, eventually, lab, labDaemonPid, testNamespace } from '../support/lab.js';
 import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
-import { inject, rebootNode, wipeVolume } from '../support/faults.js';
+import { crashPod, inject, rebootNode, wipeVolume } from '../support/faults.js';
 import { claim, etcdServerPod, finishedPod, nodeReadiness, onClaim, podLog, readyPod, shellPod, untilReadiness, volumeDir } from '../support/lab-pods.js';
 import { isReady } from '../support/cluster-testbed.js';
 
@@ -200,6 +200,28 @@ test('slow member: a CPU-starved etcd still answers every request, slowly, and f
   await feed();
   const fedAgain = await medianRead();
   assert.ok(fedAgain < slow / 5, `fed again, reads are fast (${fedAgain.toFixed(1)} ms)`);
+});
+
+test('crash: every process of the pod is killed at once; the kubelet starts the container again, on the data it had', async (t) => {
+  const c = core();
+  const namespace = await testNamespace(t, 'crash');
+  // Its data on an emptyDir, which outlives the container (as a member's without a volume does).
+  const member = etcdServerPod('crashed', node(1));
+  const [etcd] = member.spec?.containers ?? [];
+  assert.ok(etcd && member.spec);
+  etcd.volumeMounts = [{ name: 'data', mountPath: '/var/lib/etcd' }];
+  member.spec.volumes = [{ name: 'data', emptyDir: {} }];
+  const pod = await readyPod(c, namespace, member);
+  await etcdPut(endpointOf(pod), 'k', 'v');
+  const started = pod.status?.containerStatuses?.[0]?.state?.running?.startedAt;
+  await crashPod(namespace, 'crashed');
+  const again = await eventually('the container restarted and ready', 60_000, async () => {
+    const p = await c.readNamespacedPod({ name: 'crashed', namespace });
+    const s = p.status?.containerStatuses?.[0];
+    return s?.restartCount === 1 && s.lastState?.terminated?.exitCode === 137 && isReady(p) ? p : undefined;
+  });
+  assert.notEqual(again.status?.containerStatuses?.[0]?.state?.running?.startedAt, started, 'a new container process');
+  assert.equal(await etcdGet(endpointOf(again), 'k'), 'v', 'on the data it had');
 });
 
 test('wiped volume: the data directory is emptied under its member, which then starts with nothing', async (t) => {
