@@ -7,7 +7,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { eventually, lab } from '../support/lab.js';
-import { ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
+import { ON_VOLUMES, membersOnEveryNode, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { loadedCluster } from '../support/write-load.js';
@@ -88,11 +88,7 @@ async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise
   await untilReadiness(bed.core, node, 'True', 120_000);
   // The node's kubelet learns its pods are gone and stops them; nothing it ran comes back. The node is free
   // again, so the members sharing a node meanwhile are spread back over it, one at a time.
-  const spread = await eventually('the members spread over every node again', 300_000, async () => {
-    const now = await bed.settledMembers(name, loss.spec.size);
-    const nodes = new Set((await bed.pods(name)).map((p) => p.spec?.nodeName));
-    return now && lab().nodes.every((n) => nodes.has(n.name)) ? now : undefined;
-  });
+  const spread = await eventually('the members spread over every node again', 300_000, () => membersOnEveryNode(bed, name, loss.spec.size));
   t.diagnostic(`${loss.what}: spread over all ${lab().nodes.length} nodes again ${seconds(Date.now() - healed)} s after the heal: ${spread.join(', ')}`);
   for (const lost of onNode) {
     assert.ok(!(await memberNames(bed, name)).includes(lost), `${lost} did not rejoin once its node came back`);

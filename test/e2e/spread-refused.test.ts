@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually, lab } from '../support/lab.js';
-import { testbed } from '../support/cluster-testbed.js';
+import { membersOnEveryNode, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { loadedCluster } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
@@ -38,11 +38,7 @@ test('a move that spreads the members, refused by etcd for now (a member back fo
   // freshly reconnected to, that follower (etcd restarted by the kubelet on its data), and etcd refuses it.
   await crashPod(bed.namespace, follower);
   await kubectlAsync(['uncordon', free], 60_000);
-  const spread = await eventually('the members spread over every node', 120_000, async () => {
-    const now = await bed.settledMembers(name, 3);
-    const nodes = new Set((await bed.pods(name)).map((p) => p.spec?.nodeName));
-    return now && lab().nodes.every((n) => nodes.has(n.name)) ? now : undefined;
-  });
+  const spread = await eventually('the members spread over every node', 120_000, () => membersOnEveryNode(bed, name, 3));
   // The case itself: the first move came as the follower's streams were new, and etcd refused it.
   const refusals = refusedAdds(operator.logs);
   assert.match(refusals.join('\n'), /unhealthy cluster/, 'etcd refused the move at first');

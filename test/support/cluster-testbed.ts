@@ -5,7 +5,7 @@ import { ApiTransport } from '../../src/runtime/transport.js';
 import { allCrds } from '../../src/api/crds.js';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec, EtcdCluster } from '../../src/api/etcd-cluster.js';
-import { adminKubeConfig, testNamespace } from './lab.js';
+import { adminKubeConfig, lab, testNamespace } from './lab.js';
 import { ensureCrd } from './test-crd.js';
 
 export interface Testbed {
@@ -50,6 +50,13 @@ export async function testbed(t: TestContext, prefix: string): Promise<Testbed> 
       await core.createNamespacedSecret({ namespace, body: { metadata: { name }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')])) } });
     },
   };
+}
+
+/** The settled members (Testbed.settledMembers) when their pods run on every node of the lab; else undefined. */
+export async function membersOnEveryNode(bed: Testbed, cluster: string, size: number): Promise<string[] | undefined> {
+  const members = await bed.settledMembers(cluster, size);
+  const nodes = new Set((await bed.pods(cluster)).map((p) => p.spec?.nodeName));
+  return members && lab().nodes.every((n) => nodes.has(n.name)) ? members : undefined;
 }
 
 export const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
