@@ -3,7 +3,8 @@ import type { ChannelOptions } from '@grpc/grpc-js';
 import type { LookupFunction } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 
-const FLOW_CONTROL_WINDOW = 8 * 1024 * 1024;
+/** The receive window of a stream and of its connection (see snapshot-grpc.ts for why a few MiB). */
+export const FLOW_CONTROL_WINDOW = 8 * 1024 * 1024;
 
 export interface GrpcOptions {
   lookup?: LookupFunction;

@@ -20,7 +20,8 @@ export class DirectoryStorage implements BackupStorage {
   async put(name: string, data: AsyncIterable<Uint8Array>): Promise<StoredObject> {
     const path = this.path(name);
     await mkdir(dirname(path), { recursive: true });
-    const m = measured(data);
+    // Hashed in the blocks it is written in: far fewer calls than etcd's chunks.
+    const m = measured(coalesced(data, WRITE_BLOCK_BYTES));
     // Written aside, flushed to disk and renamed: a reader never sees half a snapshot under the final name,
     // and a backup reported taken survives a crash of the node (etcdctl syncs its file too). etcd streams
     // 32 KiB chunks; they are written 1 MiB at a time, which pays for the sync.
@@ -30,7 +31,7 @@ export class DirectoryStorage implements BackupStorage {
       // instead of taking the whole snapshot at the final sync.
       let flushing: Promise<void> = Promise.resolve();
       let unflushed = 0;
-      for await (const block of coalesced(m.data, WRITE_BLOCK_BYTES)) {
+      for await (const block of m.data) {
         await file.write(block);
         unflushed += block.length;
         if (unflushed >= FLUSH_EVERY_BYTES) {

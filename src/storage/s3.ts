@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
-import { CHECKSUM_SUFFIX, measured, verified } from './storage.js';
+import { MultipartUpload } from './multipart.js';
+import { BufferPool, filledParts } from './parts.js';
+import { CHECKSUM_SUFFIX, verified } from './storage.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
 export interface S3Settings {
@@ -12,6 +14,10 @@ export interface S3Settings {
   accessKeyId: string;
   secretAccessKey: string;
 }
+
+/** Parts of 8 MiB, two in flight and one filling: memory stays bounded whatever the snapshot's size. */
+const PART_BYTES = 8 * 1024 * 1024;
+const PARTS_IN_FLIGHT = 2;
 
 /** Snapshots as objects in one bucket of an S3-compatible store; uploads are multipart and streamed. */
 export class S3Storage implements BackupStorage {
@@ -37,10 +43,34 @@ export class S3Storage implements BackupStorage {
   }
 
   async put(name: string, data: AsyncIterable<Uint8Array>): Promise<StoredObject> {
-    const m = measured(data);
-    // Parts of 8 MiB, two in flight: memory stays bounded whatever the snapshot's size.
-    await new Upload({ client: this.client, params: { Bucket: this.s.bucket, Key: name, Body: Readable.from(m.data) }, partSize: 8 * 1024 * 1024, queueSize: 2 }).done();
-    const { size, sha256 } = m.result();
+    const hash = createHash('sha256');
+    let size = 0;
+    const pool = new BufferPool(PART_BYTES, PARTS_IN_FLIGHT + 1);
+    let upload: MultipartUpload | undefined;
+    // The first part is held until a second shows there is more: a small object (a change log chunk) goes
+    // in one request, not three.
+    let first: Buffer | undefined;
+    try {
+      for await (const part of filledParts(data, pool)) {
+        hash.update(part);
+        size += part.length;
+        if (!first && !upload) {
+          first = part;
+          continue;
+        }
+        if (part.length === 0) break;
+        upload ??= await MultipartUpload.start(this.client, this.s.bucket, name, pool);
+        if (first) upload.send(first);
+        first = undefined;
+        upload.send(part);
+      }
+      if (upload) await upload.complete();
+      else await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: name, Body: first ?? Buffer.alloc(0) }));
+    } catch (err) {
+      await upload?.abort();
+      throw err;
+    }
+    const sha256 = hash.digest('hex');
     await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: `${name}${CHECKSUM_SUFFIX}`, Body: `${sha256}\n` }));
     return { name, size, sha256 };
   }

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3Storage } from '../../src/storage/s3.js';
 import { ChecksumMismatch } from '../../src/storage/storage.js';
 import { startMinio } from '../support/minio.js';
@@ -58,4 +58,41 @@ test('S3 storage on a real MinIO: parts go unsigned, the checksum object is sign
   changed[12345] = (changed[12345] ?? 0) ^ 1;
   await minio.client.send(new PutObjectCommand({ Bucket: 'snapshots', Key: 'c/snap.db', Body: changed }));
   await assert.rejects(async () => { for await (const c of storage.get('c/snap.db')) assert.ok(c.length > 0); }, (err: unknown) => err instanceof ChecksumMismatch);
+});
+
+test('S3 storage on a real MinIO: a small object in one request, an empty one, a part boundary at the end, and a stream that fails mid-way leaves nothing', async (t) => {
+  const minio = await startMinio(t, 'snapshots');
+  const relay = await recordingRelay(t, new URL(minio.endpoint));
+  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
+  t.after(() => { storage.destroy(); });
+  const readBack = async (name: string): Promise<Buffer> => {
+    const read: Buffer[] = [];
+    for await (const c of storage.get(name)) read.push(c);
+    return Buffer.concat(read);
+  };
+  const partRequests = (): number => relay.heads().filter((h) => /^PUT \S*[?&]partNumber=/.test(h)).length;
+
+  const small = randomBytes(100_000);
+  await storage.put('small', Readable.from([small.subarray(0, 30_000), small.subarray(30_000)]));
+  assert.ok((await readBack('small')).equals(small));
+  await storage.put('empty', Readable.from([]));
+  assert.equal((await readBack('empty')).length, 0);
+  assert.equal(partRequests(), 0, 'objects under one part go in a single request each');
+
+  // Exactly two parts: no empty third part is sent.
+  const even = randomBytes(16 * 1024 * 1024);
+  await storage.put('even', Readable.from([even]));
+  assert.ok((await readBack('even')).equals(even));
+  assert.equal(partRequests(), 2);
+
+  // The snapshot stream breaks after 20 MiB: the upload is aborted, no object and no parts are left behind.
+  async function* broken(): AsyncIterable<Buffer> {
+    for (let i = 0; i < 20; i++) yield randomBytes(1024 * 1024);
+    await Promise.resolve();
+    throw new Error('snapshot: connection reset');
+  }
+  await assert.rejects(storage.put('broken', broken()), /connection reset/);
+  assert.deepEqual(await storage.list('broken'), []);
+  const pending = await minio.client.send(new ListMultipartUploadsCommand({ Bucket: 'snapshots', Prefix: 'broken' }));
+  assert.deepEqual(pending.Uploads ?? [], [], 'the multipart upload was aborted');
 });

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { snapshotBlob } from '../../src/etcd/snapshot-grpc.js';
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { SnapshotFrames } from '../../src/etcd/snapshot-frames.js';
 
 const varint = (n: number): number[] => {
   const out: number[] = [];
@@ -12,10 +14,52 @@ const varint = (n: number): number[] => {
 const field = (num: number, wire: number, body: number[]): number[] => [...varint((num << 3) | wire), ...body];
 const bytes = (num: number, b: Buffer): number[] => field(num, 2, [...varint(b.length), ...b]);
 
-test('a SnapshotResponse yields its blob, whatever other fields come with it', () => {
-  const blob = Buffer.alloc(300, 7);
+/** A SnapshotResponse as etcd sends it (header, remaining_bytes, blob, version), in its gRPC frame. */
+function response(blob: Buffer, remaining: number): Buffer {
   const header = Buffer.from(field(1, 0, varint(123456789)).concat(field(3, 0, varint(42))));
-  const message = Buffer.from([...bytes(1, header), ...field(2, 0, varint(2 ** 40)), ...bytes(3, blob), ...bytes(4, Buffer.from('3.6.5'))]);
-  assert.deepEqual(snapshotBlob(message), blob);
-  assert.equal(snapshotBlob(Buffer.from(field(2, 0, varint(0)))).length, 0, 'the last message may carry no blob');
+  const message = Buffer.from([...bytes(1, header), ...field(2, 0, varint(remaining)), ...(blob.length ? bytes(3, blob) : []), ...bytes(4, Buffer.from('3.6.5')), ...field(5, 1, [1, 2, 3, 4, 5, 6, 7, 8]), ...field(6, 5, [1, 2, 3, 4])]);
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(message.length, 1);
+  return Buffer.concat([prefix, message]);
+}
+
+/** The blobs `frames` finds in `stream` cut at `cuts` (offsets), joined. */
+function read(stream: Buffer, cuts: number[]): Buffer {
+  const frames = new SnapshotFrames();
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const cut of [...cuts.filter((c) => c > 0 && c < stream.length)].sort((a, b) => a - b).concat(stream.length)) {
+    out.push(...frames.feed(stream.subarray(at, cut)));
+    at = cut;
+  }
+  frames.finish();
+  return Buffer.concat(out);
+}
+
+test('snapshot frames: the blobs of every response, in order, wherever the stream is cut; the other fields skipped', () => {
+  fc.assert(fc.property(
+    fc.array(fc.integer({ min: 0, max: 600 }), { minLength: 1, maxLength: 6 }),
+    fc.array(fc.nat(), { maxLength: 20 }),
+    (sizes, cutSeeds) => {
+      const blobs = sizes.map((n) => randomBytes(n));
+      const stream = Buffer.concat(blobs.map((b, i) => response(b, 2 ** 33 - i)));
+      const cuts = cutSeeds.map((c) => c % (stream.length + 1));
+      assert.ok(read(stream, cuts).equals(Buffer.concat(blobs)));
+    },
+  ), { numRuns: 300 });
+});
+
+test('snapshot frames: a stream cut inside a message, a compressed message, or two blobs in one message are refused', () => {
+  const whole = response(randomBytes(100), 0);
+  for (const end of [3, 5, 40, whole.length - 1]) assert.throws(() => read(whole.subarray(0, end), []), /cut off inside a message/, `cut at ${end}`);
+  const compressed = Buffer.from(whole);
+  compressed[0] = 1;
+  assert.throws(() => read(compressed, []), /compressed/);
+  const twice = Buffer.from([...bytes(3, Buffer.from('ab')), ...bytes(3, Buffer.from('cd'))]);
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(twice.length, 1);
+  assert.throws(() => read(Buffer.concat([prefix, twice]), []), /two blobs/);
+  const overrun = Buffer.from([...bytes(3, Buffer.from('abcdef'))]);
+  prefix.writeUInt32BE(overrun.length - 2, 1);
+  assert.throws(() => read(Buffer.concat([prefix, overrun]), []), /past the end of its message/);
 });
