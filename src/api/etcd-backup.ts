@@ -65,7 +65,8 @@ export const backupSpec = object({
   }, {
     required: ['intervalInSecond'],
     description: 'Proves the backups restore: the newest is restored into <name>-verify (deleted after), and its HashKV (or its key count and '
-      + 'content digest) is compared with the live cluster\'s at the same revision. status.verification records the result and the restore\'s duration (the RTO).',
+      + 'content digest) is compared with the live cluster\'s at the same revision; a continuous backup is restored to the newest revision its '
+      + 'change log holds (its newest snapshot and the log replayed on it). status.verification records the result and the restore\'s duration (the RTO).',
   }),
   backupPolicy: object({
     timeoutInSecond: integer({ description: 'Give up a backup after this long.', minimum: 1, maximum: 86400 }),
@@ -119,11 +120,14 @@ export const backupStatus = object({
   verification: object({
     lastVerifiedRevision: integer({ format: 'int64', description: 'The revision of the newest backup proven to restore to the live cluster\'s data.' }),
     lastVerifiedAt: string({ format: 'date-time' }),
-    object: string({ description: 'The backup that was verified.' }),
-    method: string({ description: 'HashKV, or ContentDigest (key count and a sha256 of every key, value and revision) when the two stores were compacted differently.' }),
+    object: string({ description: 'The backup that was verified (a continuous backup\'s: its newest snapshot, with the change log replayed on it up to lastVerifiedRevision).' }),
+    method: string({ description: 'HashKV, or ContentDigest (key count and a sha256 of every key, value and revision) when the two stores were compacted differently or the change log was replayed.' }),
     restoreSeconds: integer({ description: 'From the restore\'s start to its cluster serving the data: the measured recovery time.' }),
     lastAttemptAt: string({ format: 'date-time' }),
-    running: object({ restore: string(), object: string(), startedAt: string({ format: 'date-time' }) }, { description: 'A verification under way.' }),
+    running: object({
+      restore: string(), object: string(), startedAt: string({ format: 'date-time' }),
+      revision: integer({ format: 'int64', description: 'A continuous backup\'s: the point in time restored (the change log\'s newest revision when it started).' }),
+    }, { description: 'A verification under way.' }),
   }),
   observedGeneration: integer({ format: 'int64' }),
   conditions: array(condition),

@@ -141,6 +141,11 @@ export class ChangeLog {
       watch.requestProgress();
     };
     const timer = setInterval(() => { if (asked.length === 0) ask(); }, this.s.chunkMs);
+    // The watch answers every progress request, so it never goes quiet by itself: stopping the log (its
+    // backup's spec changed, or it was deleted) must close it, or stop() would wait for ever.
+    const closeWatch = (): void => { watch.close(); };
+    signal.addEventListener('abort', closeWatch, { once: true });
+    if (signal.aborted) closeWatch();
     let pending: LoggedRevision[] = [];
     let pendingBytes = 0;
     let from = next;
@@ -165,6 +170,7 @@ export class ChangeLog {
       return undefined;
     } finally {
       clearInterval(timer);
+      signal.removeEventListener('abort', closeWatch);
       watch.close();
     }
   }

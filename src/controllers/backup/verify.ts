@@ -35,7 +35,8 @@ export function verifyName(backup: string): string {
 
 /**
  * A backup's scheduled verification, one step per reconcile: when due, the newest backup is restored into
- * a one-member cluster of its own; once that is up, its HashKV at its revision is compared with the live
+ * a one-member cluster of its own (a continuous backup's with its change log replayed up to its newest
+ * revision); once that is up, its HashKV at its revision is compared with the live
  * cluster's at the same revision (or, when the two were compacted differently, the key count and a digest
  * of every key). The result, the restore's duration (the real RTO) and a condition are recorded, and the
  * disposable cluster is deleted. Answers when to look again (undefined: no verification asked for).
@@ -66,15 +67,28 @@ export async function verificationStep(d: BackupReconcilerDeps, backup: EtcdBack
   return FOLLOW_MS;
 }
 
-/** Makes the disposable restore of `object` and records that it runs. */
+/**
+ * The point a continuous backup is verified at: the newest revision its change log holds, when that is past
+ * its newest snapshot. Restoring the snapshot alone would prove the log nothing, and the log is what a
+ * restore to the last moment before a disaster depends on.
+ */
+export function pointToVerify(backup: EtcdBackup): number | undefined {
+  const through = backup.spec.continuous ? backup.status?.changeLog?.throughRevision : undefined;
+  return through !== undefined && through > (backup.status?.etcdRevision ?? 0) ? through : undefined;
+}
+
+/** Makes the disposable restore of `object` (with a continuous backup's change log replayed on it) and records that it runs. */
 async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string, log: Logger): Promise<void> {
   const { namespace, name, uid = '' } = backup.metadata;
   const target = verifyName(name);
   const { spec } = backup;
+  const revision = pointToVerify(backup);
   const source = spec.clusterName ? d.clusters.get(namespace, spec.clusterName) : undefined;
   const restoreSpec: RestoreSpec = {
     etcdCluster: { name: target }, backupStorageType: spec.storageType,
-    ...(spec.s3 ? { s3: { ...spec.s3, path: siblingPath(spec.s3.path, object) } } : {}),
+    // A point-in-time restore names the backup's own path, where both its snapshots and its change log are.
+    ...(spec.s3 ? { s3: { ...spec.s3, path: revision === undefined ? siblingPath(spec.s3.path, object) : spec.s3.path } } : {}),
+    ...(revision === undefined ? {} : { pointInTime: { revision } }),
     ...(spec.volume ? { volume: { claimName: spec.volume.claimName, path: object } } : {}),
     ...(spec.encryption ? { encryption: { keySecret: spec.encryption.keySecret } } : {}),
     clusterSpec: { size: 1, ...(source?.spec.version ? { version: source.spec.version } : {}), ...(source?.spec.repository ? { repository: source.spec.repository } : {}) },
@@ -85,9 +99,9 @@ async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string
   }).catch(ignoreStatus(409));
   const now = rfc3339(Date.now());
   await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => ({
-    ...cur.status, verification: { ...cur.status?.verification, lastAttemptAt: now, running: { restore: target, object, startedAt: now } },
+    ...cur.status, verification: { ...cur.status?.verification, lastAttemptAt: now, running: { restore: target, object, startedAt: now, ...(revision === undefined ? {} : { revision }) } },
   }));
-  log.info({ object, restore: target }, 'verification started: restoring the newest backup');
+  log.info({ object, restore: target, ...(revision === undefined ? {} : { revision }) }, 'verification started: restoring the newest backup');
 }
 
 async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonNullable<Verification['running']>, log: Logger): Promise<number> {
@@ -109,7 +123,7 @@ async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonN
     restoreSeconds = Number.isFinite(completedMs) ? Math.max(0, Math.round((completedMs - startedMs) / 1000)) : undefined;
     // Compared once settled: right after a restore its member is swapped for one without the restore step.
     if (!clusterSettled(d.clusters.get(namespace, target)) && elapsedMs < timeoutMs) return FOLLOW_MS;
-    verdict = await compare(d, backup, target).catch((err: unknown): Verdict | undefined => {
+    verdict = await compare(d, backup, target, running.revision).catch((err: unknown): Verdict | undefined => {
       if (elapsedMs < timeoutMs) {
         log.info({ err }, 'verification: cannot compare yet');
         return undefined;
@@ -130,40 +144,55 @@ async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonN
   return Math.max(FOLLOW_MS, intervalMs - elapsedMs);
 }
 
-/** The restored store against the live one, at the restored store's revision. */
-async function compare(d: BackupReconcilerDeps, backup: EtcdBackup, target: string): Promise<Verdict> {
+/**
+ * The restored store against the live one, at the restored store's revision (a point-in-time restore's must
+ * be the point asked for). A store rebuilt from the change log is compared by content: its history begins at
+ * its snapshot and its keys carry no leases, so its HashKV differs from the live one's even when every key,
+ * value and revision is the same.
+ */
+async function compare(d: BackupReconcilerDeps, backup: EtcdBackup, target: string, pointInTime: number | undefined): Promise<Verdict> {
   const { namespace } = backup.metadata;
   const restored = await snapshotSource({ clusterName: target, storageType: 'S3' }, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
   const live = await snapshotSource(backup.spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
   const at = restored.endpoints[0] ?? '';
   const revision = await restored.etcd.currentRevision(at);
-  const hashes = await Promise.all([restored.etcd.hashKV(at, revision), firstAnswer(live.endpoints, (e) => live.etcd.hashKV(e, revision))]).catch((err: unknown) => {
+  const compacted = (err: unknown): undefined => {
     // etcd's "required revision has been compacted", from every live member (firstAnswer tried each).
     if (err instanceof Error && /compacted/.test(err.message)) return undefined;
     throw err;
-  });
-  if (!hashes) {
-    return { result: 'inconclusive', reason: 'SourceCompacted', message: `the live cluster has compacted past revision ${revision} since the backup; nothing to compare with` };
+  };
+  const inconclusive: Verdict = { result: 'inconclusive', reason: 'SourceCompacted', message: `the live cluster has compacted past revision ${revision} since the backup; nothing to compare with` };
+  const byContent = async (): Promise<Verdict> => {
+    const digests = await Promise.all([contentDigest(restored.etcd, at, revision), firstAnswer(live.endpoints, (e) => contentDigest(live.etcd, e, revision))]).catch(compacted);
+    if (!digests) return inconclusive;
+    const [a, { value: b }] = digests;
+    if (a.keys === b.keys && a.sha256 === b.sha256) {
+      return { result: 'passed', revision, method: 'ContentDigest', keys: a.keys, detail: `${a.keys} keys at revision ${revision}, digest ${a.sha256.slice(0, 16)}, equal to the live cluster's` };
+    }
+    return { result: 'failed', reason: 'DataDiffers', message: `at revision ${revision} the restored store has ${a.keys} keys (digest ${a.sha256.slice(0, 16)}), the live cluster ${b.keys} (${b.sha256.slice(0, 16)})` };
+  };
+  if (pointInTime !== undefined) {
+    if (revision !== pointInTime) return { result: 'failed', reason: 'PointInTimeMissed', message: `the restore reached revision ${revision}, not the change log's ${pointInTime}` };
+    return byContent();
   }
+  const hashes = await Promise.all([restored.etcd.hashKV(at, revision), firstAnswer(live.endpoints, (e) => live.etcd.hashKV(e, revision))]).catch(compacted);
+  if (!hashes) return inconclusive;
   const [mine, theirs] = hashes;
   if (mine.compactRevision === theirs.value.compactRevision) {
     if (mine.hash === theirs.value.hash) return { result: 'passed', revision, method: 'HashKV', detail: `HashKV ${mine.hash} at revision ${revision} equals the live cluster's` };
     return { result: 'failed', reason: 'DataDiffers', message: `at revision ${revision} the restored HashKV is ${mine.hash}, the live cluster's ${theirs.value.hash}` };
   }
   // Compacted at different revisions, the hashes cover different histories: compare the content itself.
-  const [a, b] = await Promise.all([contentDigest(restored.etcd, at, revision), contentDigest(live.etcd, theirs.endpoint, revision)]);
-  if (a.keys === b.keys && a.sha256 === b.sha256) {
-    return { result: 'passed', revision, method: 'ContentDigest', keys: a.keys, detail: `${a.keys} keys at revision ${revision}, digest ${a.sha256.slice(0, 16)}, equal to the live cluster's` };
-  }
-  return { result: 'failed', reason: 'DataDiffers', message: `at revision ${revision} the restored store has ${a.keys} keys (digest ${a.sha256.slice(0, 16)}), the live cluster ${b.keys} (${b.sha256.slice(0, 16)})` };
+  return byContent();
 }
 
 async function record(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonNullable<Verification['running']>, v: Verdict, restoreSeconds: number | undefined, log: Logger): Promise<void> {
   const { namespace, name, uid = '', generation } = backup.metadata;
   const now = Date.now();
+  const what = `${running.object ?? ''}${running.revision === undefined ? '' : ` with its change log to revision ${running.revision}`}`;
   const condition = v.result === 'passed'
-    ? { type: 'Verified', status: 'True' as const, reason: 'BackupVerified', message: `${running.object ?? ''} restored in ${restoreSeconds ?? '?'} s: ${v.detail}` }
-    : { type: 'Verified', status: v.result === 'failed' ? 'False' as const : 'Unknown' as const, reason: v.reason, message: `${running.object ?? ''}: ${v.message}` };
+    ? { type: 'Verified', status: 'True' as const, reason: 'BackupVerified', message: `${what} restored in ${restoreSeconds ?? '?'} s: ${v.detail}` }
+    : { type: 'Verified', status: v.result === 'failed' ? 'False' as const : 'Unknown' as const, reason: v.reason, message: `${what}: ${v.message}` };
   await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => {
     const kept = { ...cur.status?.verification };
     delete kept.running;
