@@ -10,21 +10,11 @@ import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { verifyName } from '../../src/controllers/backup/verify.js';
 import { eventually } from '../support/lab.js';
-import { isReady, testbed } from '../support/cluster-testbed.js';
-import { startOperator } from '../support/operator-process.js';
 import { etcdCompact, etcdPutMany } from '../support/etcd-gateway.js';
-import { startMinio } from '../support/minio.js';
+import { backupBed } from '../support/backup-bed.js';
 
 test('a scheduled verification passes on a good backup (by HashKV, and by content after a compaction) and fails with a condition and an Event once its data is changed', async (t) => {
-  const bed = await testbed(t, 'verify');
-  const minio = await startMinio(t, 'backups');
-  await bed.secret('aws', minio.awsSecretData);
-  const operator = startOperator(t, bed.namespace);
-  await bed.create('src', { size: 1 });
-  await eventually('the source ready', 120_000, async () => {
-    const pods = await bed.pods('src');
-    return (await bed.get('src')).status?.phase === 'Running' && pods.length === 1 && pods.every(isReady) ? true : undefined;
-  });
+  const { bed, minio, operator } = await backupBed(t, 'verify');
   const keys = Array.from({ length: 2000 }, (_, i): [string, string] => [`key-${i}`, `value-${String(i).padStart(5, '0')}`]);
   await eventually('keys written', 60_000, async () => { await etcdPutMany(await bed.clientEndpoint('src'), keys); return true; });
 

@@ -10,21 +10,11 @@ import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { verifyName } from '../../src/controllers/backup/verify.js';
 import { chunksOf } from '../../src/storage/change-log.js';
 import { eventually } from '../support/lab.js';
-import { isReady, testbed } from '../support/cluster-testbed.js';
-import { startOperator } from '../support/operator-process.js';
 import { etcdPutMany, etcdStatus } from '../support/etcd-gateway.js';
-import { startMinio } from '../support/minio.js';
+import { backupBed } from '../support/backup-bed.js';
 
 test('a continuous backup is verified at the newest revision of its change log, by content; a lost chunk fails the next verification; a spec change restarts the log', async (t) => {
-  const bed = await testbed(t, 'verify-pit');
-  const minio = await startMinio(t, 'backups');
-  await bed.secret('aws', minio.awsSecretData);
-  const operator = startOperator(t, bed.namespace);
-  await bed.create('src', { size: 1 });
-  await eventually('the source ready', 120_000, async () => {
-    const pods = await bed.pods('src');
-    return (await bed.get('src')).status?.phase === 'Running' && pods.length === 1 && pods.every(isReady) ? true : undefined;
-  });
+  const { bed, minio, operator } = await backupBed(t, 'verify-pit');
   const endpoint = await bed.clientEndpoint('src');
   await eventually('keys before the snapshot', 60_000, async () => {
     await etcdPutMany(endpoint, Array.from({ length: 500 }, (_, i): [string, string] => [`before-${i}`, `v${i}`]));
