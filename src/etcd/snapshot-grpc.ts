@@ -30,6 +30,11 @@ function grpcStatus(headers: IncomingHttpHeaders): { code: number; message: stri
   return { code: Number(code), message: decodeURIComponent(typeof message === 'string' ? message : '') };
 }
 
+/** gRPC's timeout header: at most 8 digits, so milliseconds up to about a day, then seconds. */
+export function grpcTimeout(ms: number): string {
+  return ms <= 99_999_999 ? `${Math.ceil(ms)}m` : `${Math.ceil(ms / 1000)}S`;
+}
+
 export async function* grpcSnapshot(endpoint: string, o: GrpcSnapshotOptions = {}): AsyncIterable<Buffer> {
   const url = new URL(endpoint);
   const secure = url.protocol === 'https:';
@@ -45,7 +50,7 @@ export async function* grpcSnapshot(endpoint: string, o: GrpcSnapshotOptions = {
   const timeoutMs = o.deadline === undefined ? undefined : Math.max(1, o.deadline - Date.now());
   const call = session.request({
     ':method': 'POST', ':path': '/etcdserverpb.Maintenance/Snapshot', 'content-type': 'application/grpc', te: 'trailers',
-    ...(timeoutMs === undefined ? {} : { 'grpc-timeout': `${timeoutMs}m` }),
+    ...(timeoutMs === undefined ? {} : { 'grpc-timeout': grpcTimeout(timeoutMs) }),
   });
   // Whatever ends the call early (the deadline, the signal, the connection) ends it with a reason, and the
   // iteration below throws that reason: a snapshot cut short is never passed on as a whole one.

@@ -15,7 +15,7 @@ export interface S3Settings {
   secretAccessKey: string;
 }
 
-/** Parts of 8 MiB, two in flight and one filling: memory stays bounded whatever the snapshot's size. */
+/** Parts of 8 MiB in three buffers used again and again (two sent while the next fills): memory stays bounded whatever the snapshot's size. */
 const PART_BYTES = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
 

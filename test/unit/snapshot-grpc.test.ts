@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { SnapshotFrames } from '../../src/etcd/snapshot-frames.js';
+import { grpcTimeout } from '../../src/etcd/snapshot-grpc.js';
 
 const varint = (n: number): number[] => {
   const out: number[] = [];
@@ -62,4 +63,11 @@ test('snapshot frames: a stream cut inside a message, a compressed message, or t
   const overrun = Buffer.from([...bytes(3, Buffer.from('abcdef'))]);
   prefix.writeUInt32BE(overrun.length - 2, 1);
   assert.throws(() => read(Buffer.concat([prefix, overrun]), []), /past the end of its message/);
+});
+
+test('the snapshot call\'s deadline in gRPC\'s timeout header: at most 8 digits', () => {
+  assert.equal(grpcTimeout(600_000), '600000m');
+  assert.equal(grpcTimeout(99_999_999), '99999999m');
+  assert.equal(grpcTimeout(100_000_000), '100000S');
+  assert.equal(grpcTimeout(1.5), '2m');
 });
