@@ -83,6 +83,7 @@ async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string
   const target = verifyName(name);
   const { spec } = backup;
   const revision = pointToVerify(backup);
+  const point = revision === undefined ? {} : { revision };
   const source = spec.clusterName ? d.clusters.get(namespace, spec.clusterName) : undefined;
   const restoreSpec: RestoreSpec = {
     etcdCluster: { name: target }, backupStorageType: spec.storageType,
@@ -99,9 +100,9 @@ async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string
   }).catch(ignoreStatus(409));
   const now = rfc3339(Date.now());
   await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => ({
-    ...cur.status, verification: { ...cur.status?.verification, lastAttemptAt: now, running: { restore: target, object, startedAt: now, ...(revision === undefined ? {} : { revision }) } },
+    ...cur.status, verification: { ...cur.status?.verification, lastAttemptAt: now, running: { restore: target, object, startedAt: now, ...point } },
   }));
-  log.info({ object, restore: target, ...(revision === undefined ? {} : { revision }) }, 'verification started: restoring the newest backup');
+  log.info({ object, restore: target, ...point }, 'verification started: restoring the newest backup');
 }
 
 async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonNullable<Verification['running']>, log: Logger): Promise<number> {
