@@ -8,6 +8,7 @@ import { parseTiers } from '../storage/retention.js';
 import type { Retention } from '../storage/retention.js';
 import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
+import { FILE_BLOCK_BYTES, coalesced } from '../storage/storage.js';
 import type { BackupStorage } from '../storage/storage.js';
 import { CODECS, unseal } from '../storage/sealed.js';
 import type { KeyRing, SealOptions } from '../storage/sealed.js';
@@ -76,7 +77,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   const partial = `${values.to}.partial`;
   const started = Date.now();
   try {
-    await pipeline(Readable.from(unseal(storage.get(name), keys ?? new Map(), name)), createWriteStream(partial));
+    await pipeline(Readable.from(coalesced(unseal(storage.get(name), keys ?? new Map(), name), FILE_BLOCK_BYTES)), createWriteStream(partial));
     await rename(partial, values.to);
     say('snapshot fetched and verified', { name, to: values.to, ms: Date.now() - started });
     return 0;

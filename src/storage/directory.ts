@@ -1,10 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { CHECKSUM_SUFFIX, coalesced, measured, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, FILE_BLOCK_BYTES, coalesced, measured, verified } from './storage.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
-const WRITE_BLOCK_BYTES = 1024 * 1024;
 const FLUSH_EVERY_BYTES = 64 * 1024 * 1024;
 
 /** Snapshots as files under a directory (a mounted volume). Names may not leave the directory. */
@@ -21,7 +20,7 @@ export class DirectoryStorage implements BackupStorage {
     const path = this.path(name);
     await mkdir(dirname(path), { recursive: true });
     // Hashed in the blocks it is written in: far fewer calls than etcd's chunks.
-    const m = measured(coalesced(data, WRITE_BLOCK_BYTES));
+    const m = measured(coalesced(data, FILE_BLOCK_BYTES));
     // Written aside, flushed to disk and renamed: a reader never sees half a snapshot under the final name,
     // and a backup reported taken survives a crash of the node (etcdctl syncs its file too). etcd streams
     // 32 KiB chunks; they are written 1 MiB at a time, which pays for the sync.
@@ -56,7 +55,7 @@ export class DirectoryStorage implements BackupStorage {
   async *get(name: string): AsyncIterable<Buffer> {
     const path = this.path(name);
     const expected = await readFile(`${path}${CHECKSUM_SUFFIX}`, 'utf8').catch(() => '');
-    yield* verified(name, createReadStream(path) as AsyncIterable<Buffer>, expected);
+    yield* verified(name, createReadStream(path, { highWaterMark: FILE_BLOCK_BYTES }) as AsyncIterable<Buffer>, expected);
   }
 
   async list(prefix: string): Promise<string[]> {

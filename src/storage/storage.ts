@@ -55,6 +55,13 @@ export async function* verified(name: string, source: AsyncIterable<Uint8Array>,
   if (sha256 !== expected.trim().split(/\s+/)[0]) throw new ChecksumMismatch(name, expected.trim(), sha256);
 }
 
+/**
+ * The block a file is written (and read) in. etcd's snapshot and an S3 download arrive in 16–64 KiB chunks;
+ * written as they come, each is a call to the file system's thread pool, and a 1.2 GB download took 4.9–5.2 s
+ * to a file against 2.9–3.9 s in 1 MiB blocks (curl: 1.2 s).
+ */
+export const FILE_BLOCK_BYTES = 1024 * 1024;
+
 /** The same bytes in blocks of at least `size` (the last may be shorter): fewer, larger writes. */
 export async function* coalesced(source: AsyncIterable<Uint8Array>, size: number): AsyncIterable<Buffer> {
   let parts: Uint8Array[] = [];
