@@ -1,10 +1,31 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { CHECKSUM_SUFFIX, FILE_BLOCK_BYTES, coalesced, measured, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, FILE_BLOCK_BYTES, coalesced, committed, measured, verified } from './storage.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
 const FLUSH_EVERY_BYTES = 64 * 1024 * 1024;
+
+/** A small file written and flushed to disk: a node that crashes after it returns still has it whole. */
+async function writeSynced(path: string, text: string): Promise<void> {
+  const file = await open(path, 'w');
+  try {
+    await file.writeFile(text);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+}
+
+/** The directory's entries flushed to disk: a rename done before a crash is still done after it. */
+async function syncDirectory(path: string): Promise<void> {
+  const dir = await open(path, 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
 
 /** Snapshots as files under a directory (a mounted volume). Names may not leave the directory. */
 export class DirectoryStorage implements BackupStorage {
@@ -46,9 +67,19 @@ export class DirectoryStorage implements BackupStorage {
     } finally {
       await file.close();
     }
-    await rename(`${path}.partial`, path);
     const { size, sha256 } = m.result();
-    await writeFile(`${path}${CHECKSUM_SUFFIX}`, `${sha256}\n`);
+    // The sha256 first, the data's rename last: a put cut short leaves no file without its sha256 (the
+    // operator's node lost between the two would have left one that a change log counts as stored).
+    const checksum = `${path}${CHECKSUM_SUFFIX}`;
+    try {
+      await writeSynced(checksum, `${sha256}\n`);
+      await rename(`${path}.partial`, path);
+      await syncDirectory(dirname(path));
+    } catch (err) {
+      await rm(`${path}.partial`, { force: true }).catch(() => undefined);
+      await rm(checksum, { force: true }).catch(() => undefined);
+      throw err;
+    }
     return { name, size, sha256 };
   }
 
@@ -62,10 +93,7 @@ export class DirectoryStorage implements BackupStorage {
     const dir = dirname(this.path(`${prefix}x`));
     const base = relative(this.root, dir);
     const entries = await readdir(dir).catch(() => []);
-    return entries
-      .map((f) => (base ? join(base, f) : f))
-      .filter((n) => n.startsWith(prefix) && !n.endsWith(CHECKSUM_SUFFIX) && !n.endsWith('.partial'))
-      .sort();
+    return committed(entries.map((f) => (base ? join(base, f) : f)).filter((n) => n.startsWith(prefix)));
   }
 
   async remove(name: string): Promise<void> {

@@ -33,9 +33,15 @@ export class MultipartUpload {
     this.inFlight.add(sending);
   }
 
-  async complete(): Promise<void> {
+  /** Every part sent is stored; throws the first failure. */
+  async allSent(): Promise<void> {
     await Promise.all(this.inFlight);
     if (this.failure) throw this.failure;
+  }
+
+  /** Makes the object appear, from the parts sent (waiting for those in flight). */
+  async complete(): Promise<void> {
+    await this.allSent();
     const parts = [...this.sent].sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
     await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: this.key, UploadId: this.id, MultipartUpload: { Parts: parts } }));
   }

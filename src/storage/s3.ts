@@ -3,7 +3,7 @@ import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObject
 import { Readable } from 'node:stream';
 import { MultipartUpload } from './multipart.js';
 import { BufferPool, filledParts } from './parts.js';
-import { CHECKSUM_SUFFIX, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, committed, verified } from './storage.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
 export interface S3Settings {
@@ -50,6 +50,8 @@ export class S3Storage implements BackupStorage {
     // The first part is held until a second shows there is more: a small object (a change log chunk) goes
     // in one request, not three.
     let first: Buffer | undefined;
+    const checksum = `${name}${CHECKSUM_SUFFIX}`;
+    let checksumWritten = false;
     try {
       for await (const part of filledParts(data, pool)) {
         hash.update(part);
@@ -64,15 +66,22 @@ export class S3Storage implements BackupStorage {
         first = undefined;
         upload.send(part);
       }
+      await upload?.allSent();
+      const sha256 = hash.digest('hex');
+      // The sha256 goes first and the object appears last (a multipart upload is invisible until completed):
+      // a put cut short at any point, the operator killed included, leaves no object without its sha256,
+      // which nothing could read back but a change log would count as stored.
+      await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: checksum, Body: `${sha256}\n` }));
+      checksumWritten = true;
       if (upload) await upload.complete();
       else await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: name, Body: first ?? Buffer.alloc(0) }));
+      return { name, size, sha256 };
     } catch (err) {
       await upload?.abort();
+      // Best effort: a sha256 alone lists nothing, but it would stand beside a later object of the same name.
+      if (checksumWritten) await this.client.send(new DeleteObjectsCommand({ Bucket: this.s.bucket, Delete: { Objects: [{ Key: checksum }] } })).catch(() => undefined);
       throw err;
     }
-    const sha256 = hash.digest('hex');
-    await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: `${name}${CHECKSUM_SUFFIX}`, Body: `${sha256}\n` }));
-    return { name, size, sha256 };
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
@@ -90,10 +99,10 @@ export class S3Storage implements BackupStorage {
     let token: string | undefined;
     do {
       const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.s.bucket, Prefix: prefix, ContinuationToken: token }));
-      for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith(CHECKSUM_SUFFIX)) names.push(o.Key);
+      for (const o of page.Contents ?? []) if (o.Key) names.push(o.Key);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return names.sort();
+    return committed(names);
   }
 
   async remove(name: string): Promise<void> {

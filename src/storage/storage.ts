@@ -9,19 +9,31 @@ export interface StoredObject {
 
 /**
  * Where snapshots are kept. Data is streamed in and out, never held whole; each object has its sha256
- * beside it (`<name>.sha256`), written after the data and checked on every read.
+ * beside it (`<name>.sha256`), written after the data and checked on every read. The sha256 is the commit:
+ * an object without it cannot be read back, so it is not listed, and a put that cannot write it removes
+ * the data it wrote.
  */
 export interface BackupStorage {
   put(name: string, data: AsyncIterable<Uint8Array>): Promise<StoredObject>;
   /** The object's bytes; the iteration throws ChecksumMismatch at its end if they differ from the stored sha256. */
   get(name: string): AsyncIterable<Buffer>;
-  /** Names of the objects (not their checksums) that start with `prefix`, in name order. */
+  /**
+   * Names of the objects that start with `prefix` and have their sha256 beside them, in name order. A change
+   * log resumes after the last chunk listed and a restore starts from the newest snapshot listed: one whose
+   * put never finished would be revisions reported stored that no restore can bring back.
+   */
   list(prefix: string): Promise<string[]>;
   /** Removes an object and its checksum. */
   remove(name: string): Promise<void>;
 }
 
 export const CHECKSUM_SUFFIX = '.sha256';
+
+/** Of the names found under a prefix (objects and their sha256 alike), the objects that have their sha256. */
+export function committed(names: Iterable<string>): string[] {
+  const all = new Set(names);
+  return [...all].filter((n) => !n.endsWith(CHECKSUM_SUFFIX) && all.has(`${n}${CHECKSUM_SUFFIX}`)).sort();
+}
 
 export class ChecksumMismatch extends Error {
   constructor(readonly object: string, readonly expected: string, readonly actual: string) {

@@ -4,10 +4,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3Storage } from '../../src/storage/s3.js';
-import { ChecksumMismatch } from '../../src/storage/storage.js';
+import { CHECKSUM_SUFFIX, ChecksumMismatch } from '../../src/storage/storage.js';
 import { startMinio } from '../support/minio.js';
+import type { Minio } from '../support/minio.js';
+import { storeRelay } from '../support/store-relay.js';
 
 /** A loopback TCP relay to `target` that keeps the request heads the client sent through it. */
 async function recordingRelay(t: { after(fn: () => unknown): void }, target: URL): Promise<{ endpoint: string; heads: () => string[] }> {
@@ -26,6 +28,12 @@ async function recordingRelay(t: { after(fn: () => unknown): void }, target: URL
     endpoint: `http://127.0.0.1:${port}`,
     heads: () => Buffer.concat(sent).toString('latin1').match(/(?:PUT|POST|GET) \/\S+ HTTP\/1\.1\r\n(?:[^\r\n]+\r\n)*\r\n/g) ?? [],
   };
+}
+
+/** Every key under `prefix` as the store holds it (objects and their sha256 alike), not as S3Storage lists them. */
+async function storedKeys(minio: Minio, bucket: string, prefix: string): Promise<string[]> {
+  const page = await minio.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])).sort();
 }
 
 const header = (head: string, name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'mi').exec(head)?.[1]?.trim();
@@ -92,7 +100,29 @@ test('S3 storage on a real MinIO: a small object in one request, an empty one, a
     throw new Error('snapshot: connection reset');
   }
   await assert.rejects(storage.put('broken', broken()), /connection reset/);
-  assert.deepEqual(await storage.list('broken'), []);
+  assert.deepEqual(await storedKeys(minio, 'snapshots', 'broken'), []);
   const pending = await minio.client.send(new ListMultipartUploadsCommand({ Bucket: 'snapshots', Prefix: 'broken' }));
   assert.deepEqual(pending.Uploads ?? [], [], 'the multipart upload was aborted');
+});
+
+test('S3 storage on a real MinIO: the sha256 is written before the object appears, so a put cut at its sha256 leaves nothing; an object without its sha256 is not listed', async (t) => {
+  const minio = await startMinio(t, 'snapshots');
+  const relay = await storeRelay(t, minio.endpoint);
+  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
+  t.after(() => { storage.destroy(); });
+
+  relay.refuse((method, path) => method === 'PUT' && (path.split('?')[0] ?? '').endsWith(CHECKSUM_SUFFIX));
+  // A multipart upload (20 MiB) and a single request (a change log chunk's size).
+  await assert.rejects(storage.put('c/big.db', Readable.from([randomBytes(20 * 1024 * 1024)])));
+  await assert.rejects(storage.put('c/chunk', Readable.from([randomBytes(1000)])));
+  assert.ok(relay.refused.length >= 2, 'both sha256 writes were cut');
+  assert.deepEqual(await storedKeys(minio, 'snapshots', 'c/'), [], 'no object is left without its sha256');
+  const pending = await minio.client.send(new ListMultipartUploadsCommand({ Bucket: 'snapshots', Prefix: 'c/' }));
+  assert.deepEqual(pending.Uploads ?? [], [], 'the multipart upload was aborted');
+
+  relay.heal();
+  // An object put by something else (or by a writer killed between its two writes) without a sha256.
+  await minio.client.send(new PutObjectCommand({ Bucket: 'snapshots', Key: 'c/orphan.db', Body: 'x' }));
+  await storage.put('c/ok.db', Readable.from([Buffer.from('y')]));
+  assert.deepEqual(await storage.list('c/'), ['c/ok.db']);
 });

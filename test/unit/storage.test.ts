@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DirectoryStorage } from '../../src/storage/directory.js';
-import { ChecksumMismatch, coalesced } from '../../src/storage/storage.js';
+import { ChecksumMismatch, coalesced, committed } from '../../src/storage/storage.js';
 import { datedPeriodicBackups, periodicName } from '../../src/storage/naming.js';
 import { expired, parseTiers, tiersArg } from '../../src/storage/retention.js';
 import { awsProfile } from '../../src/storage/aws-files.js';
@@ -37,6 +37,22 @@ test('directory storage: streams in, checksum beside, verified out; a changed by
   await store.remove('cluster/snap_v1');
   assert.deepEqual(await store.list('cluster/'), []);
   await assert.rejects(store.put('../outside', chunks(1, 1)), /not a path inside/);
+});
+
+test('an object is listed only with its sha256 beside it; a put that cannot write its sha256 leaves nothing', async (t) => {
+  assert.deepEqual(committed(['a', 'a.sha256', 'b', 'c.sha256', 'd.partial', 'b.partial.sha256']), ['a'], 'data without its sha256, or a sha256 without its data, is not an object');
+  const root = mkdtempSync(join(tmpdir(), 'backups-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const store = new DirectoryStorage(root);
+  await store.put('cluster/snap_v1', chunks(4, 1024));
+  // A put cut off after its data (a crash between the two writes): the data is there, its sha256 is not.
+  writeFileSync(join(root, 'cluster/snap_v2'), 'never checked');
+  assert.deepEqual(await store.list('cluster/snap'), ['cluster/snap_v1']);
+  // Its sha256 cannot be written (a directory stands in its place): the put fails and takes its data away.
+  mkdirSync(join(root, 'cluster/snap_v3.sha256'));
+  await assert.rejects(store.put('cluster/snap_v3', chunks(4, 1024)), /EISDIR/);
+  assert.equal(existsSync(join(root, 'cluster/snap_v3')), false);
+  assert.deepEqual(await store.list('cluster/snap'), ['cluster/snap_v1']);
 });
 
 test('periodic backup names follow CoreOS, order by time, and retention keeps the newest', () => {

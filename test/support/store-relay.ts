@@ -1,0 +1,75 @@
+import { createServer, request } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { lab } from './lab.js';
+
+/** Which requests to the store a fault breaks: by the request's method and path with its query. */
+export type StoreMatcher = (method: string, path: string) => boolean;
+
+export interface StoreRelay {
+  /** The relay's address, for an EtcdBackup's s3.endpoint (on the lab bridge: pods reach it too). */
+  endpoint: string;
+  /** From now on the connection of every matching request is cut before the store sees it. */
+  refuse(matches: StoreMatcher): void;
+  /** From now on every matching request is held: the store never sees it and the client waits for an answer. */
+  hold(matches: StoreMatcher): void;
+  /** Every request passes again; those held are cut. */
+  heal(): void;
+  /** The requests cut so far: their method and path. */
+  refused: { method: string; path: string }[];
+  /** The requests held so far. */
+  held: { method: string; path: string }[];
+}
+
+/**
+ * A real S3 store (MinIO) behind a relay on the lab bridge: every request goes to it unchanged, signed by the
+ * client for the relay's address, which the store checks as sent. A fault cuts or holds the requests it
+ * matches, as a broken or a stalled link does: it answers nothing in the store's name. Closed when the test ends.
+ */
+export async function storeRelay(t: { after(fn: () => unknown): void }, storeEndpoint: string): Promise<StoreRelay> {
+  const target = new URL(storeEndpoint);
+  let refusing: StoreMatcher | undefined;
+  let holding: StoreMatcher | undefined;
+  const refused: StoreRelay['refused'] = [];
+  const held: StoreRelay['held'] = [];
+  const heldSockets = new Set<IncomingMessage['socket']>();
+  const forward = (from: IncomingMessage, to: ServerResponse): void => {
+    const [method, path] = [from.method ?? 'GET', from.url ?? '/'];
+    if (refusing?.(method, path)) {
+      refused.push({ method, path });
+      from.socket.destroy();
+      return;
+    }
+    if (holding?.(method, path)) {
+      held.push({ method, path });
+      heldSockets.add(from.socket);
+      from.socket.once('close', () => heldSockets.delete(from.socket));
+      return;
+    }
+    const upstream = request({ host: target.hostname, port: target.port, method, path, headers: from.headers }, (answer) => {
+      to.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(to);
+    });
+    upstream.on('error', () => { to.destroy(); });
+    to.on('close', () => { upstream.destroy(); });
+    from.pipe(upstream);
+  };
+  const server = createServer(forward);
+  await new Promise<void>((resolve) => server.listen(0, lab().hostIP, resolve));
+  t.after(() => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => { resolve(); });
+  }));
+  return {
+    endpoint: `http://${lab().hostIP}:${(server.address() as AddressInfo).port}`,
+    refused,
+    held,
+    refuse: (matches) => { refusing = matches; },
+    hold: (matches) => { holding = matches; },
+    heal: () => {
+      refusing = undefined;
+      holding = undefined;
+      for (const socket of heldSockets) socket.destroy();
+    },
+  };
+}
