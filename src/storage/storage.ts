@@ -37,7 +37,11 @@ export function committed(names: Iterable<string>): string[] {
 
 export class ChecksumMismatch extends Error {
   constructor(readonly object: string, readonly expected: string, readonly actual: string) {
-    super(`${object}: sha256 ${actual} does not match the stored ${expected || '(none)'}; the backup is corrupt or incomplete`);
+    super(expected
+      ? `${object}: sha256 ${actual} does not match the stored ${expected}; the backup is corrupt or incomplete`
+      // A snapshot taken by etcdctl or the CoreOS operator has none: say how to give it one.
+      : `${object}: no sha256 beside it (${object}${CHECKSUM_SUFFIX}), so it cannot be checked; every backup this operator takes has one. `
+        + `For a snapshot taken elsewhere that you trust, store its sha256 there (sha256sum FILE > FILE${CHECKSUM_SUFFIX})`);
     this.name = 'ChecksumMismatch';
   }
 }

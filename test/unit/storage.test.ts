@@ -48,6 +48,8 @@ test('an object is listed only with its sha256 beside it; a put that cannot writ
   // A put cut off after its data (a crash between the two writes): the data is there, its sha256 is not.
   writeFileSync(join(root, 'cluster/snap_v2'), 'never checked');
   assert.deepEqual(await store.list('cluster/snap'), ['cluster/snap_v1']);
+  // Read by its name (a restore's path), it is refused, saying how a snapshot taken elsewhere gets its sha256.
+  await assert.rejects(drain(store.get('cluster/snap_v2')), (err: unknown) => err instanceof ChecksumMismatch && /no sha256 beside it .*sha256sum FILE > FILE\.sha256/.test(err.message));
   // Its sha256 cannot be written (a directory stands in its place): the put fails and takes its data away.
   mkdirSync(join(root, 'cluster/snap_v3.sha256'));
   await assert.rejects(store.put('cluster/snap_v3', chunks(4, 1024)), /EISDIR/);
