@@ -6,7 +6,6 @@
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { readChunk } from '../../src/controllers/restore/replay.js';
@@ -14,6 +13,7 @@ import { changeLogPrefix, chunksOf, holes } from '../../src/storage/change-log.j
 import { S3Storage } from '../../src/storage/s3.js';
 import { CHECKSUM_SUFFIX } from '../../src/storage/storage.js';
 import { eventually } from '../support/lab.js';
+import { storedKeys } from '../support/minio.js';
 import type { Minio } from '../support/minio.js';
 import { etcdPutMany, etcdStatus } from '../support/etcd-gateway.js';
 import { backupBed } from '../support/backup-bed.js';
@@ -83,13 +83,7 @@ test('a change log chunk whose sha256 was not written is not counted as stored, 
  */
 async function assertStoredReadsBack(t: TestContext, minio: Minio, snapshotRevision: number, faulted: number, stored: number): Promise<void> {
   assert.ok(stored > faulted, `the log reports ${stored}, past the fault's last revision ${faulted}`);
-  const names: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await minio.client.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: changeLogPrefix('src.db'), ContinuationToken: token }));
-    names.push(...(page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
+  const names = await storedKeys(minio, 'backups', changeLogPrefix('src.db'));
   const uncommitted = names.filter((n) => !n.endsWith(CHECKSUM_SUFFIX) && !names.includes(`${n}${CHECKSUM_SUFFIX}`));
   const committed = chunksOf(names.filter((n) => names.includes(`${n}${CHECKSUM_SUFFIX}`)), 'src.db');
   assert.deepEqual(holes(committed, snapshotRevision + 1, stored), [],

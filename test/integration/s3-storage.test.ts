@@ -4,11 +4,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3Storage } from '../../src/storage/s3.js';
 import { CHECKSUM_SUFFIX, ChecksumMismatch } from '../../src/storage/storage.js';
-import { startMinio } from '../support/minio.js';
-import type { Minio } from '../support/minio.js';
+import { startMinio, storedKeys } from '../support/minio.js';
 import { storeRelay } from '../support/store-relay.js';
 
 /** A loopback TCP relay to `target` that keeps the request heads the client sent through it. */
@@ -28,12 +27,6 @@ async function recordingRelay(t: { after(fn: () => unknown): void }, target: URL
     endpoint: `http://127.0.0.1:${port}`,
     heads: () => Buffer.concat(sent).toString('latin1').match(/(?:PUT|POST|GET) \/\S+ HTTP\/1\.1\r\n(?:[^\r\n]+\r\n)*\r\n/g) ?? [],
   };
-}
-
-/** Every key under `prefix` as the store holds it (objects and their sha256 alike), not as S3Storage lists them. */
-async function storedKeys(minio: Minio, bucket: string, prefix: string): Promise<string[]> {
-  const page = await minio.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
-  return (page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])).sort();
 }
 
 const header = (head: string, name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'mi').exec(head)?.[1]?.trim();

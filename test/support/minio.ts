@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { eventually, lab, labTool } from './lab.js';
 import { freePort } from './free-port.js';
 
@@ -54,4 +54,16 @@ export async function startMinio(t: Cleanups, bucket: string): Promise<Minio> {
       config: '[default]\nregion = us-east-1\n',
     },
   };
+}
+
+/** Every key under `prefix` as the store holds it (objects and their sha256 alike, whatever S3Storage lists), in order. */
+export async function storedKeys(minio: Minio, bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await minio.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    keys.push(...(page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys.sort();
 }
