@@ -15,6 +15,16 @@ export interface S3Settings {
   secretAccessKey: string;
 }
 
+/**
+ * A request to the store with no byte moving either way for this long is given up (and sent again by the
+ * SDK's retries). The SDK waits for ever by default: one connection gone silent (a dropped NAT entry, a
+ * stuck proxy) held a change log on one chunk, its RPO growing without end, or a backup on its upload.
+ * Data flowing keeps a long upload or download alive; an S3 server that works on a request keeps the
+ * connection busy well within this.
+ */
+const STORE_IDLE_TIMEOUT_MS = 30_000;
+const STORE_CONNECT_TIMEOUT_MS = 10_000;
+
 /** Parts of 8 MiB in three buffers used again and again (two sent while the next fills): memory stays bounded whatever the snapshot's size. */
 const PART_BYTES = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
@@ -30,6 +40,7 @@ export class S3Storage implements BackupStorage {
       // The sha256 of the whole object is computed once and stored beside it; a per-part CRC on top costs
       // CPU the snapshot stream needs.
       requestChecksumCalculation: 'WHEN_REQUIRED',
+      requestHandler: { connectionTimeout: STORE_CONNECT_TIMEOUT_MS, socketTimeout: STORE_IDLE_TIMEOUT_MS },
     });
     // Parts are sent without a signed payload hash: over plain HTTP the SDK would hash every part and the
     // server hash it again, two passes over the snapshot that the 2 cores it shares cannot spare. Integrity

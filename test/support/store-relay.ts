@@ -11,8 +11,11 @@ export interface StoreRelay {
   endpoint: string;
   /** From now on the connection of every matching request is cut before the store sees it. */
   refuse(matches: StoreMatcher): void;
-  /** From now on every matching request is held: the store never sees it and the client waits for an answer. */
-  hold(matches: StoreMatcher): void;
+  /**
+   * From now on the next `times` matching requests are held (all of them by default): the store never sees
+   * them and the client waits for an answer, as over a connection gone silent.
+   */
+  hold(matches: StoreMatcher, times?: number): void;
   /** Every request passes again; those held are cut. */
   heal(): void;
   /** The requests cut so far: their method and path. */
@@ -30,6 +33,7 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
   const target = new URL(storeEndpoint);
   let refusing: StoreMatcher | undefined;
   let holding: StoreMatcher | undefined;
+  let holdsLeft = 0;
   const refused: StoreRelay['refused'] = [];
   const held: StoreRelay['held'] = [];
   const heldSockets = new Set<IncomingMessage['socket']>();
@@ -40,7 +44,8 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
       from.socket.destroy();
       return;
     }
-    if (holding?.(method, path)) {
+    if (holdsLeft > 0 && holding?.(method, path)) {
+      holdsLeft--;
       held.push({ method, path });
       heldSockets.add(from.socket);
       from.socket.once('close', () => heldSockets.delete(from.socket));
@@ -65,10 +70,14 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
     refused,
     held,
     refuse: (matches) => { refusing = matches; },
-    hold: (matches) => { holding = matches; },
+    hold: (matches, times = Infinity) => {
+      holding = matches;
+      holdsLeft = times;
+    },
     heal: () => {
       refusing = undefined;
       holding = undefined;
+      holdsLeft = 0;
       for (const socket of heldSockets) socket.destroy();
     },
   };
