@@ -44,6 +44,13 @@ export interface ChangeLogState {
 }
 
 const RETRY_MS = 1000;
+/**
+ * A member that leaves a progress request unanswered and sends nothing at all for this long (at least
+ * three chunk periods) is given up for another: hung or cut off, it keeps its connection open and says
+ * nothing, and the log would wait on it for ever. Events still arriving (a log catching up from far behind,
+ * which etcd confirms only once it has caught up) show it is alive.
+ */
+const MIN_SILENCE_MS = 10_000;
 const SNAPSHOT_POLL_MS = 2000;
 /** The gaps a log and its status remember (the latest). */
 export const GAPS_KEPT = 10;
@@ -140,7 +147,18 @@ export class ChangeLog {
       asked.push(Date.now());
       watch.requestProgress();
     };
-    const timer = setInterval(() => { if (asked.length === 0) ask(); }, this.s.chunkMs);
+    const silenceMs = Math.max(3 * this.s.chunkMs, MIN_SILENCE_MS);
+    let heardAt = Date.now();
+    // Set by the timer (an object: the checks below would otherwise be narrowed to its first value).
+    const silence = { noticed: false };
+    const timer = setInterval(() => {
+      const waitingSince = asked[0];
+      if (waitingSince === undefined) ask();
+      else if (Date.now() - Math.max(waitingSince, heardAt) > silenceMs) {
+        silence.noticed = true;
+        watch.close();
+      }
+    }, this.s.chunkMs);
     // The watch answers every progress request, so it never goes quiet by itself: stopping the log (its
     // backup's spec changed, or it was deleted) must close it, or stop() would wait for ever.
     const closeWatch = (): void => { watch.close(); };
@@ -152,6 +170,7 @@ export class ChangeLog {
     this.s.log.info({ endpoint, from }, 'change log following');
     try {
       for await (const m of watch.messages) {
+        heardAt = Date.now();
         if (m.kind === 'compacted') return m.compactRevision;
         if (m.kind === 'canceled') throw new Error(`etcd canceled the watch: ${m.reason}`);
         if (m.kind === 'events') {
@@ -168,6 +187,8 @@ export class ChangeLog {
       }
       if (!isAborted(signal)) throw new Error('the watch ended');
       return undefined;
+    } catch (err) {
+      throw silence.noticed ? new Error(`${endpoint} sent nothing for ${silenceMs / 1000} s with a progress request unanswered; following another member`) : err;
     } finally {
       clearInterval(timer);
       signal.removeEventListener('abort', closeWatch);

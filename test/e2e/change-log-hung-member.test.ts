@@ -1,0 +1,66 @@
+// Issue 19 under a member fault: the member a change log watches hangs (every process stopped: its
+// connections stay open and it answers nothing). The cluster goes on with the other two, and so must the
+// log: it gives the silent member up and follows another, instead of waiting on it for ever.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { EtcdBackup } from '../../src/api/etcd-backup.js';
+import { eventually } from '../support/lab.js';
+import { isReady, testbed } from '../support/cluster-testbed.js';
+import { etcdPutMany, etcdStatus } from '../support/etcd-gateway.js';
+import { inject } from '../support/faults.js';
+import { startMinio } from '../support/minio.js';
+import { startOperator } from '../support/operator-process.js';
+
+test('a change log whose member hangs follows another member and catches up, RPO back under 10 s', async (t) => {
+  const bed = await testbed(t, 'log-hang');
+  const minio = await startMinio(t, 'backups');
+  await bed.secret('aws', minio.awsSecretData);
+  const operator = startOperator(t, bed.namespace);
+  await bed.create('src', { size: 3 });
+  const members = await eventually('the source: 3 members ready', 180_000, async () => {
+    const pods = await bed.pods('src');
+    return (await bed.get('src')).status?.phase === 'Running' && pods.length === 3 && pods.every(isReady) ? pods : undefined;
+  });
+  const path = `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`;
+  await bed.transport.call('POST', path, {
+    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'live' },
+    spec: {
+      clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
+      backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },
+    },
+  });
+  const following = async (revision: number): Promise<EtcdBackup | undefined> => {
+    const b = (await bed.transport.call('GET', `${path}/live`)) as EtcdBackup;
+    const log = b.status?.conditions?.find((c) => c.type === 'ChangeLog');
+    return log?.status === 'True' && (b.status?.changeLog?.throughRevision ?? 0) >= revision ? b : undefined;
+  };
+  const urlOf = (pod: typeof members[number]): string => `http://${pod.status?.podIP ?? ''}:2379`;
+  // Writes go to a member that stays up, one key a second, while `probe` is awaited.
+  const writingUntil = async <T>(what: string, to: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => {
+    let i = 0;
+    return eventually(what, timeoutMs, async () => {
+      await etcdPutMany(to, [[`k-${i++}`, `${Date.now()}`]], { timeoutMs: 5000 });
+      await new Promise((r) => setTimeout(r, 1000));
+      return probe();
+    });
+  };
+  const [first] = members;
+  assert.ok(first);
+  const anyMember = urlOf(first);
+  await writingUntil('the change log following', anyMember, 90_000, async () => following((await etcdStatus(anyMember)).revision));
+
+  // The member the log watches, as it said when it started following.
+  const lines = operator.logs.flatMap((l) => { try { return [JSON.parse(l) as { msg?: string; endpoint?: string }]; } catch { return []; } });
+  const watched = lines.filter((l) => l.msg === 'change log following').at(-1)?.endpoint ?? '';
+  const hung = members.find((p) => watched.includes(p.metadata?.name ?? '-') || watched.includes(p.status?.podIP ?? '-'));
+  assert.ok(hung, `the watched member (${watched}) among ${members.map((p) => p.metadata?.name).join(', ')}`);
+  const live = urlOf(members.find((p) => p !== hung) ?? hung);
+  await inject(t, { kind: 'hang', namespace: bed.namespace, pod: hung.metadata?.name ?? '' });
+
+  const hungAt = (await etcdStatus(live)).revision;
+  const caughtUp = await writingUntil(`the change log past revision ${hungAt}, its member hung`, live, 90_000, async () => following(hungAt + 5));
+  assert.ok((caughtUp.status?.changeLog?.rpoSeconds ?? Infinity) < 10, `RPO back under 10 s: ${JSON.stringify(caughtUp.status?.changeLog)}`);
+  const gaveUp = operator.logs.some((l) => l.includes('sent nothing for') && l.includes('following another member'));
+  assert.ok(gaveUp, 'the log said why it left the member');
+});
