@@ -9,9 +9,9 @@ export interface StoredObject {
 
 /**
  * Where snapshots are kept. Data is streamed in and out, never held whole; each object has its sha256
- * beside it (`<name>.sha256`), written after the data and checked on every read. The sha256 is the commit:
- * an object without it cannot be read back, so it is not listed, and a put that cannot write it removes
- * the data it wrote.
+ * beside it (`<name>.sha256`), checked on every read. The sha256 is the commit: it is written before the
+ * object appears, so a put cut short at any point leaves no object without it, and an object without it
+ * (which could not be read back) is never listed.
  */
 export interface BackupStorage {
   put(name: string, data: AsyncIterable<Uint8Array>): Promise<StoredObject>;
