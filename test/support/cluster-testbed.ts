@@ -25,6 +25,8 @@ export interface Testbed {
   secret(name: string, data: Record<string, string>): Promise<void>;
   /** The member pod names, sorted, when the cluster is settled (settledPods); else undefined. */
   settledMembers(cluster: string, size: number, version?: string): Promise<string[] | undefined>;
+  /** Runs `fn` when the test ends, passed or failed. */
+  after(fn: () => unknown): void;
 }
 
 /** The CRDs installed, a namespace of the test's own, and clients; the operator is started by each test. */
@@ -39,6 +41,7 @@ export async function testbed(t: TestContext, prefix: string): Promise<Testbed> 
   const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
   return {
     core, transport, namespace, path,
+    after: (fn) => { t.after(fn); },
     create: async (name, spec) => (await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name }, spec })) as EtcdCluster,
     get: async (name) => (await transport.call('GET', `${path}/${name}`)) as EtcdCluster,
     patchSpec: async (name, spec) => { await transport.call('PATCH', `${path}/${name}`, { spec }, 'application/merge-patch+json'); },
@@ -55,8 +58,11 @@ export async function testbed(t: TestContext, prefix: string): Promise<Testbed> 
 /** The settled members (Testbed.settledMembers) when their pods run on every node of the lab; else undefined. */
 export async function membersOnEveryNode(bed: Testbed, cluster: string, size: number): Promise<string[] | undefined> {
   const members = await bed.settledMembers(cluster, size);
-  const nodes = new Set((await bed.pods(cluster)).map((p) => p.spec?.nodeName));
-  return members && lab().nodes.every((n) => nodes.has(n.name)) ? members : undefined;
+  if (!members) return undefined;
+  // Only the settled members' pods: a member added since (the next step of a move) has a pod already, on the
+  // node the move is for, and must not make the members look spread before the move is done.
+  const nodes = new Set((await bed.pods(cluster)).filter((p) => members.includes(p.metadata?.name ?? '')).map((p) => p.spec?.nodeName));
+  return lab().nodes.every((n) => nodes.has(n.name)) ? members : undefined;
 }
 
 export const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;

@@ -19,6 +19,8 @@ export interface LoadReport {
 export interface WriteLoad {
   /** Stops writing and checks every acknowledged write against what etcd holds. */
   finish(): Promise<LoadReport>;
+  /** Stops writing, checking nothing: a test that failed before finish() must not leave it writing. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -50,10 +52,14 @@ export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100
       }
     }
   })();
+  const stop = async (): Promise<void> => {
+    control.running = false;
+    await loop;
+  };
   return {
+    stop,
     async finish() {
-      control.running = false;
-      await loop;
+      await stop();
       longestGapMs = Math.max(longestGapMs, Date.now() - lastAck);
       let held = new Map<string, string>();
       for (let attempt = 0; attempt < 20; attempt++) {
@@ -98,6 +104,9 @@ export async function loadedCluster(bed: Testbed, name: string, spec: ClusterSpe
   const endpoint = await bed.clientEndpoint(name);
   await untilServing(endpoint);
   const load = startWriteLoad(endpoint, 'load-');
+  // A test that fails before finishing the load would otherwise keep writing (up to 100,000 tries against a
+  // cluster deleted with its namespace), holding its file open until the file's own time limit.
+  bed.after(() => load.stop());
   const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
   return { members, endpoint, load, leader };
 }
