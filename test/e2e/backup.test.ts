@@ -1,25 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
-import type { BackupSpec, EtcdBackup, S3Location } from '../../src/api/etcd-backup.js';
+import type { S3Location } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
-import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
-import { startMinio } from '../support/minio.js';
+import { startMinio, storedKeys } from '../support/minio.js';
+import { createBackup, getBackup } from '../support/backup-bed.js';
 import { counterSeries } from '../support/process-usage.js';
 import type { Minio } from '../support/minio.js';
-
-
-async function createBackup(bed: Testbed, name: string, spec: BackupSpec): Promise<void> {
-  await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec });
-}
-
-const getBackup = async (bed: Testbed, name: string): Promise<EtcdBackup> =>
-  (await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/${name}`)) as EtcdBackup;
 
 async function objectBytes(minio: Minio, bucket: string, key: string): Promise<Buffer> {
   const res = await minio.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -67,8 +59,7 @@ test('EtcdBackup to S3 (a real MinIO): 10,000 keys snapshotted with revision and
   const events = async (): Promise<number> => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
     .filter((e) => e.involvedObject.name === 'every' && e.reason === 'BackupTaken').reduce((n, e) => n + (e.count ?? 1), 0);
   await eventually('four periodic backups taken', 60_000, async () => ((await events()) >= 4 ? true : undefined));
-  const listed = await minio.client.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: 'source/periodic_v' }));
-  const names = (listed.Contents ?? []).map((o) => o.Key ?? '');
+  const names = await storedKeys(minio, 'backups', 'source/periodic_v');
   assert.equal(names.filter((n) => !n.endsWith('.sha256')).length, 2, `exactly maxBackups kept: ${names.join(', ')}`);
   assert.equal(names.filter((n) => n.endsWith('.sha256')).length, 2, 'each with its checksum');
   assert.equal((await getBackup(bed, 'every')).status?.backups, 2);

@@ -6,7 +6,6 @@
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { readChunk } from '../../src/controllers/restore/replay.js';
 import { changeLogPrefix, chunksOf, holes } from '../../src/storage/change-log.js';
@@ -16,7 +15,7 @@ import { eventually } from '../support/lab.js';
 import { storedKeys } from '../support/minio.js';
 import type { Minio } from '../support/minio.js';
 import { etcdPutMany, etcdStatus } from '../support/etcd-gateway.js';
-import { backupBed } from '../support/backup-bed.js';
+import { backupBed, changeLogThrough, createBackup, writingUntil } from '../support/backup-bed.js';
 import { startOperator } from '../support/operator-process.js';
 import { storeRelay } from '../support/store-relay.js';
 
@@ -24,20 +23,11 @@ test('a change log chunk whose sha256 was not written is not counted as stored, 
   const { bed, minio, operator } = await backupBed(t, 'log-commit');
   const relay = await storeRelay(t, minio.endpoint);
   const endpoint = await bed.clientEndpoint('src');
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`;
-  await bed.transport.call('POST', path, {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'live' },
-    spec: {
-      clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: relay.endpoint, forcePathStyle: true },
-      backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },
-    },
+  await createBackup(bed, 'live', {
+    clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: relay.endpoint, forcePathStyle: true },
+    backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },
   });
-  const get = async (): Promise<EtcdBackup> => (await bed.transport.call('GET', `${path}/live`)) as EtcdBackup;
-  const following = (b: EtcdBackup): boolean => b.status?.conditions?.find((c) => c.type === 'ChangeLog')?.status === 'True';
-  const through = async (revision: number): Promise<EtcdBackup> => eventually(`the change log following through revision ${revision}`, 90_000, async () => {
-    const b = await get();
-    return following(b) && (b.status?.changeLog?.throughRevision ?? 0) >= revision ? b : undefined;
-  });
+  const through = async (revision: number): Promise<EtcdBackup> => eventually(`the change log following through revision ${revision}`, 90_000, () => changeLogThrough(bed, 'live', revision));
 
   // The client Service answers once its endpoints are programmed.
   await eventually('keys before the snapshot', 60_000, async () => {
@@ -51,13 +41,7 @@ test('a change log chunk whose sha256 was not written is not counted as stored, 
   const chunkChecksum = (method: string, p: string): boolean => method === 'PUT' && p.includes('/src.db.changes/') && p.split('?')[0]?.endsWith(CHECKSUM_SUFFIX) === true;
   relay.refuse(chunkChecksum);
   // A write every second (each its own revision) until `enough` says the fault has met the log's writes.
-  const writeUntil = async (what: string, enough: () => boolean): Promise<void> => {
-    for (let i = 0; !enough(); i++) {
-      assert.ok(i < 60, `${what} within a minute`);
-      await etcdPutMany(endpoint, [[`w-${Date.now()}`, `${i}`]]);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  };
+  const writeUntil = (what: string, enough: () => boolean): Promise<true> => writingUntil(endpoint, `${what} within a minute`, 60_000, () => Promise.resolve(enough() ? true : undefined));
   await writeUntil('the sha256 of three chunks cut', () => new Set(relay.refused.map((r) => r.path)).size >= 3);
   const cut = (await etcdStatus(endpoint)).revision;
   relay.heal();

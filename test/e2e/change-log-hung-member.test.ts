@@ -3,11 +3,10 @@
 // log: it gives the silent member up and follows another, instead of waiting on it for ever.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
-import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
-import { etcdPutMany, etcdStatus } from '../support/etcd-gateway.js';
+import { etcdStatus } from '../support/etcd-gateway.js';
+import { changeLogThrough, createBackup, writingUntil } from '../support/backup-bed.js';
 import { inject } from '../support/faults.js';
 import { startMinio } from '../support/minio.js';
 import { startOperator } from '../support/operator-process.js';
@@ -22,33 +21,15 @@ test('a change log whose member hangs follows another member and catches up, RPO
     const pods = await bed.pods('src');
     return (await bed.get('src')).status?.phase === 'Running' && pods.length === 3 && pods.every(isReady) ? pods : undefined;
   });
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`;
-  await bed.transport.call('POST', path, {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'live' },
-    spec: {
-      clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
-      backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },
-    },
+  await createBackup(bed, 'live', {
+    clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
+    backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },
   });
-  const following = async (revision: number): Promise<EtcdBackup | undefined> => {
-    const b = (await bed.transport.call('GET', `${path}/live`)) as EtcdBackup;
-    const log = b.status?.conditions?.find((c) => c.type === 'ChangeLog');
-    return log?.status === 'True' && (b.status?.changeLog?.throughRevision ?? 0) >= revision ? b : undefined;
-  };
   const urlOf = (pod: typeof members[number]): string => `http://${pod.status?.podIP ?? ''}:2379`;
-  // Writes go to a member that stays up, one key a second, while `probe` is awaited.
-  const writingUntil = async <T>(what: string, to: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> => {
-    let i = 0;
-    return eventually(what, timeoutMs, async () => {
-      await etcdPutMany(to, [[`k-${i++}`, `${Date.now()}`]], { timeoutMs: 5000 });
-      await new Promise((r) => setTimeout(r, 1000));
-      return probe();
-    });
-  };
   const [first] = members;
   assert.ok(first);
   const anyMember = urlOf(first);
-  await writingUntil('the change log following', anyMember, 90_000, async () => following((await etcdStatus(anyMember)).revision));
+  await writingUntil(anyMember, 'the change log following', 90_000, async () => changeLogThrough(bed, 'live', (await etcdStatus(anyMember)).revision));
 
   // The member the log watches, as it said when it started following.
   const lines = operator.logs.flatMap((l) => { try { return [JSON.parse(l) as { msg?: string; endpoint?: string }]; } catch { return []; } });
@@ -59,7 +40,7 @@ test('a change log whose member hangs follows another member and catches up, RPO
   await inject(t, { kind: 'hang', namespace: bed.namespace, pod: hung.metadata?.name ?? '' });
 
   const hungAt = (await etcdStatus(live)).revision;
-  const caughtUp = await writingUntil(`the change log past revision ${hungAt}, its member hung`, live, 90_000, async () => following(hungAt + 5));
+  const caughtUp = await writingUntil(live, `the change log past revision ${hungAt}, its member hung`, 90_000, () => changeLogThrough(bed, 'live', hungAt + 5));
   assert.ok((caughtUp.status?.changeLog?.rpoSeconds ?? Infinity) < 10, `RPO back under 10 s: ${JSON.stringify(caughtUp.status?.changeLog)}`);
   const gaveUp = operator.logs.some((l) => l.includes('sent nothing for') && l.includes('following another member'));
   assert.ok(gaveUp, 'the log said why it left the member');

@@ -4,7 +4,7 @@
 // And a change of a continuous backup's spec restarts its change log instead of leaving the backup stuck.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { verifyName } from '../../src/controllers/backup/verify.js';
@@ -12,6 +12,7 @@ import { chunksOf } from '../../src/storage/change-log.js';
 import { eventually } from '../support/lab.js';
 import { etcdPutMany, etcdStatus } from '../support/etcd-gateway.js';
 import { backupBed } from '../support/backup-bed.js';
+import { storedKeys } from '../support/minio.js';
 
 test('a continuous backup is verified at the newest revision of its change log, by content; a lost chunk fails the next verification; a spec change restarts the log', async (t) => {
   const { bed, minio, operator } = await backupBed(t, 'verify-pit');
@@ -65,8 +66,7 @@ test('a continuous backup is verified at the newest revision of its change log, 
   await eventually('the disposable cluster deleted', 60_000, scratchGone);
 
   // A chunk holding some of the later writes lost from the store: the newest revision can no longer be rebuilt.
-  const listed = await minio.client.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: 'src.db.changes/' }));
-  const chunks = chunksOf((listed.Contents ?? []).map((o) => o.Key ?? '').filter((k) => !k.endsWith('.sha256')), 'src.db');
+  const chunks = chunksOf((await storedKeys(minio, 'backups', 'src.db.changes/')).filter((k) => !k.endsWith('.sha256')), 'src.db');
   const lost = chunks.find((c) => c.to > snapshotRevision);
   assert.ok(lost, `a chunk after the snapshot among ${chunks.map((c) => c.name).join(', ')}`);
   await minio.client.send(new DeleteObjectCommand({ Bucket: 'backups', Key: lost.name }));

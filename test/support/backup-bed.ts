@@ -1,5 +1,8 @@
 import type { TestContext } from 'node:test';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { BackupSpec, EtcdBackup } from '../../src/api/etcd-backup.js';
 import { eventually } from './lab.js';
+import { etcdPutMany } from './etcd-gateway.js';
 import { isReady, testbed } from './cluster-testbed.js';
 import type { Testbed } from './cluster-testbed.js';
 import { startMinio } from './minio.js';
@@ -22,4 +25,29 @@ export async function backupBed(t: TestContext, prefix: string): Promise<{ bed: 
     return (await bed.get('src')).status?.phase === 'Running' && pods.length === 1 && pods.every(isReady) ? true : undefined;
   });
   return { bed, minio, operator };
+}
+
+const backups = (bed: Testbed): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`;
+
+export async function createBackup(bed: Testbed, name: string, spec: BackupSpec): Promise<void> {
+  await bed.transport.call('POST', backups(bed), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec });
+}
+
+export const getBackup = async (bed: Testbed, name: string): Promise<EtcdBackup> => (await bed.transport.call('GET', `${backups(bed)}/${name}`)) as EtcdBackup;
+
+/** The backup when its change log is Following and holds every revision through `revision`; else undefined. */
+export async function changeLogThrough(bed: Testbed, name: string, revision: number): Promise<EtcdBackup | undefined> {
+  const b = await getBackup(bed, name);
+  const log = b.status?.conditions?.find((c) => c.type === 'ChangeLog');
+  return log?.status === 'True' && (b.status?.changeLog?.throughRevision ?? 0) >= revision ? b : undefined;
+}
+
+/** Writes a key a second to `endpoint` while `probe` is awaited (as `eventually`): a change log has revisions to store all along. */
+export async function writingUntil<T>(endpoint: string, what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  let i = 0;
+  return eventually(what, timeoutMs, async () => {
+    await etcdPutMany(endpoint, [[`k-${i++}`, `${Date.now()}`]], { timeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 1000));
+    return probe();
+  });
 }
