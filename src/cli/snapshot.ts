@@ -1,14 +1,11 @@
 /** `etcd-operator snapshot fetch`: the step of a restore that brings a verified snapshot into a member's volume. */
-import { createWriteStream } from 'node:fs';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parseTiers } from '../storage/retention.js';
 import type { Retention } from '../storage/retention.js';
 import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
-import { FILE_BLOCK_BYTES, coalesced } from '../storage/storage.js';
+import { writeInBlocks } from '../storage/file-blocks.js';
 import type { BackupStorage } from '../storage/storage.js';
 import { CODECS, unseal } from '../storage/sealed.js';
 import type { KeyRing, SealOptions } from '../storage/sealed.js';
@@ -77,7 +74,12 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   const partial = `${values.to}.partial`;
   const started = Date.now();
   try {
-    await pipeline(Readable.from(coalesced(unseal(storage.get(name), keys ?? new Map(), name), FILE_BLOCK_BYTES)), createWriteStream(partial));
+    const file = await open(partial, 'w');
+    try {
+      await writeInBlocks(file, unseal(storage.get(name), keys ?? new Map(), name));
+    } finally {
+      await file.close();
+    }
     await rename(partial, values.to);
     say('snapshot fetched and verified', { name, to: values.to, ms: Date.now() - started });
     return 0;

@@ -1,5 +1,6 @@
+import { on } from 'node:events';
 import { connect, constants } from 'node:http2';
-import type { ClientHttp2Session, IncomingHttpHeaders } from 'node:http2';
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from 'node:http2';
 import { isIP } from 'node:net';
 import { EtcdError } from './etcd-error.js';
 import { FLOW_CONTROL_WINDOW } from './grpc.js';
@@ -33,6 +34,18 @@ function grpcStatus(headers: IncomingHttpHeaders): { code: number; message: stri
 /** gRPC's timeout header: at most 8 digits, so milliseconds up to about a day, then seconds. */
 export function grpcTimeout(ms: number): string {
   return ms <= 99_999_999 ? `${Math.ceil(ms)}m` : `${Math.ceil(ms / 1000)}S`;
+}
+
+/**
+ * The response's DATA frames one by one, as the stream emits them: its own iterator reads whatever has
+ * gathered and joins it into a new buffer first, a copy of the whole snapshot that left the garbage
+ * collector the largest cost of a Volume backup after hashing (a 1.6 GB snapshot on the host: the backup's
+ * CPU 4.9 s with it, 3.2 s without). Backpressure stays: the stream is paused while 4 MiB of frames (at
+ * most 16 KiB each) wait unread, and resumed once they are down to 1 MiB. The iteration ends at the stream's
+ * end or close (a call cut short is told apart by its missing status) and throws its error.
+ */
+function frameData(call: ClientHttp2Stream): AsyncIterable<[Buffer]> {
+  return on(call, 'data', { close: ['end', 'close'], highWaterMark: 256, lowWaterMark: 64 }) as AsyncIterable<[Buffer]>;
 }
 
 export async function* grpcSnapshot(endpoint: string, o: GrpcSnapshotOptions = {}): AsyncIterable<Buffer> {
@@ -76,7 +89,7 @@ export async function* grpcSnapshot(endpoint: string, o: GrpcSnapshotOptions = {
   try {
     const frames = new SnapshotFrames();
     try {
-      for await (const chunk of call as AsyncIterable<Buffer>) {
+      for await (const [chunk] of frameData(call)) {
         for (const blob of frames.feed(chunk)) yield blob;
         if (stopped) break;
       }

@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { CHECKSUM_SUFFIX, FILE_BLOCK_BYTES, coalesced, committed, measured, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, committed, measured, verified } from './storage.js';
+import { FILE_BLOCK_BYTES, writeInBlocks } from './file-blocks.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
 const FLUSH_EVERY_BYTES = 64 * 1024 * 1024;
@@ -40,29 +41,12 @@ export class DirectoryStorage implements BackupStorage {
   async put(name: string, data: AsyncIterable<Uint8Array>): Promise<StoredObject> {
     const path = this.path(name);
     await mkdir(dirname(path), { recursive: true });
-    // Hashed in the blocks it is written in: far fewer calls than etcd's chunks.
-    const m = measured(coalesced(data, FILE_BLOCK_BYTES));
+    const m = measured(data);
     // Written aside, flushed to disk and renamed: a reader never sees half a snapshot under the final name,
-    // and a backup reported taken survives a crash of the node (etcdctl syncs its file too). etcd streams
-    // 32 KiB chunks; they are written 1 MiB at a time, which pays for the sync.
+    // and a backup reported taken survives a crash of the node (etcdctl syncs its file too).
     const file = await open(`${path}.partial`, 'w');
     try {
-      // Flushed as it goes, one flush at a time beside the writes: the disk works while the stream arrives,
-      // instead of taking the whole snapshot at the final sync.
-      let flushing: Promise<void> = Promise.resolve();
-      let unflushed = 0;
-      for await (const block of m.data) {
-        await file.write(block);
-        unflushed += block.length;
-        if (unflushed >= FLUSH_EVERY_BYTES) {
-          await flushing;
-          flushing = file.datasync();
-          // Awaited before the next flush or at the end; if a write fails first, its failure is the one reported.
-          flushing.catch(() => undefined);
-          unflushed = 0;
-        }
-      }
-      await flushing;
+      await writeInBlocks(file, m.data, { flushEveryBytes: FLUSH_EVERY_BYTES });
       await file.sync();
     } finally {
       await file.close();

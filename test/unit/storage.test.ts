@@ -1,12 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DirectoryStorage } from '../../src/storage/directory.js';
-import { ChecksumMismatch, coalesced, committed } from '../../src/storage/storage.js';
+import { ChecksumMismatch, committed, measured } from '../../src/storage/storage.js';
+import { FILE_BLOCK_BYTES, writeInBlocks } from '../../src/storage/file-blocks.js';
 import { datedPeriodicBackups, periodicName } from '../../src/storage/naming.js';
 import { expired, parseTiers, tiersArg } from '../../src/storage/retention.js';
 import { awsProfile } from '../../src/storage/aws-files.js';
@@ -77,11 +80,34 @@ test('the CoreOS awsSecret files: credentials and region from the default profil
   assert.throws(() => awsProfile('[other]\naws_access_key_id = x\n', ''), /no \[default\]/);
 });
 
-test('coalesced: the same bytes in blocks of at least the size asked, the rest last', async () => {
-  const blocks: Buffer[] = [];
-  for await (const b of coalesced(chunks(10, 300), 1000)) blocks.push(b);
-  assert.deepEqual(blocks.map((b) => b.length), [1200, 1200, 600]);
-  assert.ok(Buffer.concat(blocks).equals(await drain(chunks(10, 300))));
+test('measured: passes each chunk on as it is (no copy), then its size and sha256', async () => {
+  const given = [Buffer.from('ab'), Buffer.from('cde')];
+  const m = measured(Readable.from(given));
+  const passed: Buffer[] = [];
+  for await (const b of m.data) passed.push(b);
+  assert.ok(passed.every((b, i) => b === given[i]), 'the same buffers, not copies');
+  assert.deepEqual(m.result(), { size: 5, sha256: createHash('sha256').update('abcde').digest('hex') });
+});
+
+test('writeInBlocks: the same bytes in 1 MiB blocks, the rest last, through two reused buffers, flushed as it goes', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'blocks-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const file = await open(join(root, 'f'), 'w');
+  t.after(() => file.close());
+  const writes: number[] = [];
+  const buffers = new Set<ArrayBufferLike>();
+  let flushes = 0;
+  // The real file, with each call recorded on its way.
+  const recorded = Object.assign(Object.create(file) as FileHandle, {
+    write: (b: Buffer) => { writes.push(b.length); buffers.add(b.buffer); return file.write(b); },
+    datasync: () => { flushes++; return file.datasync(); },
+  });
+  const KIB = 1024;
+  await writeInBlocks(recorded, chunks(10, 300 * KIB), { flushEveryBytes: 2 * FILE_BLOCK_BYTES });
+  assert.deepEqual(writes, [FILE_BLOCK_BYTES, FILE_BLOCK_BYTES, 3000 * KIB - 2 * FILE_BLOCK_BYTES]);
+  assert.equal(buffers.size, 2, 'two blocks used in turn, none made per write');
+  assert.equal(flushes, 1, 'one flush after the first 2 MiB');
+  assert.ok(readFileSync(join(root, 'f')).equals(await drain(chunks(10, 300 * KIB))));
 });
 
 test('tiered retention over a simulated month (a backup every 10 minutes, retention after each): every hour for a day, every day for a month, exactly', () => {
