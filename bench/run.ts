@@ -91,14 +91,15 @@ function report(rows: Row[], { many, backup, codecs, continuous }: Sections, los
     ...([['etcdctl snapshot save → local file', backup.etcdctl],
       ['EtcdBackup → S3: the stream, snapshot start → object stored (operator\'s measure)', backup.s3Stream],
       ['EtcdBackup → S3: created → succeeded', backup.s3],
-      ['MinIO alone: the same bytes from a local file, no etcd (the store\'s ceiling here)', backup.minioCeiling],
+      ['MinIO alone: the same file sent by curl in one PUT, no etcd (the store\'s ceiling here)', backup.minioCeiling],
       ['EtcdBackup → volume: the stream, in the backup pod (its measure)', backup.volumeStream],
       ['EtcdBackup → volume: created → succeeded (pod scheduled, started, done)', backup.volume],
       ['etcdctl snapshot save → the same volume, in a pod (its own log\'s times)', backup.volumeEtcdctl],
       ['etcdutl snapshot restore ← local file', backup.etcdutl],
       ['EtcdRestore ← S3: checked, fetched by the member, etcdutl, serving (created → Completed)', backup.restore]] as const)
       .map(([name, x]) => `| ${name} | ${x.medianMs} | ${x.minMs} | ${x.maxMs} | ${Math.round(backup.dbBytes / 2 ** 20 / (x.medianMs / 1000))} |`),
-    '', `Stream throughput / etcdctl's: volume ${backup.ratioVolume} (/ etcdctl's into the same volume: ${backup.ratioVolumeSameDisk}), S3 ${backup.ratioS3} (S3 / MinIO's own ceiling: ${backup.ratioS3Ceiling}). A whole restore / etcdutl's alone: ${backup.ratioRestore}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`, '',
+    '', `Stream throughput / etcdctl's: volume ${backup.ratioVolume} (/ etcdctl's into the same volume: ${backup.ratioVolumeSameDisk}), S3 ${backup.ratioS3} (S3 / MinIO's own ceiling: ${backup.ratioS3Ceiling}). A whole restore / etcdutl's alone: ${backup.ratioRestore}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`,
+    `CPU seconds (medians) during an S3 backup: the operator ${backup.cpu.operatorS3}, MinIO ${backup.cpu.minioS3}; MinIO taking curl's PUT: ${backup.cpu.minioCeiling}. Two cores are shared by etcd, MinIO and the operator.`, '',
   ] : [];
   const codecLines = codecs ? [
     `## Backup codecs on a ${(codecs.snapshotBytes / 2 ** 20).toFixed(1)} MiB snapshot of the lab's Kubernetes etcd, medians of ${runs} runs`, '',

@@ -5,6 +5,11 @@ export interface Summary {
   maxMs: number;
 }
 
+/** The median of a set of samples, to two decimals (of an even count, the mean of the middle two). */
+export function medianOf(samples: number[]): number {
+  return Math.round(summarise(samples.map((x) => x * 1000)).medianMs / 10) / 100;
+}
+
 /** Median, min and max of a set of durations (the median of an even count is the mean of the middle two). */
 export function summarise(samplesMs: number[]): Summary {
   if (samplesMs.length === 0) throw new Error('no samples to summarise');

@@ -12,6 +12,8 @@ export interface Minio {
   accessKey: string;
   secretKey: string;
   client: S3Client;
+  /** The server's process, for measuring what it uses. */
+  pid: number;
   /** The CoreOS awsSecret files for these credentials. */
   awsSecretData: Record<string, string>;
 }
@@ -48,7 +50,7 @@ export async function startMinio(t: Cleanups, bucket: string): Promise<Minio> {
   await eventually(`MinIO live (${logs.join('').slice(-200)})`, 30_000, async () => ((await fetch(`${endpoint}/minio/health/live`)).ok ? true : undefined));
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   return {
-    endpoint, accessKey, secretKey, client,
+    endpoint, accessKey, secretKey, client, pid: child.pid ?? 0,
     awsSecretData: {
       credentials: `[default]\naws_access_key_id = ${accessKey}\naws_secret_access_key = ${secretKey}\n`,
       config: '[default]\nregion = us-east-1\n',
