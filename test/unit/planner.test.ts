@@ -55,6 +55,21 @@ test('a bootstrap whose pods never ran is made again from a changed spec; the ve
   assert.equal(type(plan({ ...fixed, generation: 1 })), 'Wait');
 });
 
+test('a bootstrap pod that failed for good before its etcd ran (evicted while a restore fetched its snapshot) is made again; one that ran is not', () => {
+  const initial = ['a', 'b', 'c'];
+  const starting = (n: string): PodView => pod(n, { bootstrapMembers: initial, ready: false, phase: 'Pending', neverRan: true, specGeneration: 1 });
+  const evicted: PodView = { ...starting('b'), phase: 'Failed' };
+  const s = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, pods: [starting('a'), evicted, starting('c')], generation: 1 });
+  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' });
+  assert.deepEqual(plan({ ...s, pods: [starting('a'), starting('c')] }), { type: 'ResumeBootstrap', initialMembers: initial, missing: ['b'], version: '3.5.17' });
+  // Its etcd ran: whatever it holds is not thrown away by a bootstrap rule.
+  const ran = { ...evicted };
+  delete ran.neverRan;
+  assert.equal(type(plan({ ...s, pods: [starting('a'), ran, starting('c')] })), 'Wait');
+  // Nor once a member has started: something may have been acknowledged.
+  assert.equal(type(plan({ ...s, members: [member('a')] })), 'Wait');
+});
+
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
   const initial = ['a', 'b', 'c'];
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('a', { bootstrapMembers: initial, ready: false })] });

@@ -12,6 +12,12 @@ test('a pod no node fits is Unschedulable, with the scheduler\'s words and what 
   assert.match(t.message, /^member pod ex-1 cannot be scheduled: 0\/3 nodes are available.*Check spec\.pod nodeSelector/);
 });
 
+test('a pod its kubelet evicted is PodFailed, with the kubelet\'s words and the node', () => {
+  const t = podTrouble({ ...pod({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: ephemeral-storage.' }), spec: { nodeName: 'node-2', containers: [] } });
+  assert.equal(t?.reason, 'PodFailed');
+  assert.equal(t.message, 'member pod ex-1 failed (Evicted: The node was low on resource: ephemeral-storage.) on node node-2');
+});
+
 test('an image that cannot be pulled names the image, the kubelet\'s reason, and the fields that make it', () => {
   const t = podTrouble(pod({ phase: 'Pending', containerStatuses: [container('etcd', { state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } } })] }));
   assert.equal(t?.reason, 'ImagePullFailed');

@@ -2,7 +2,7 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER } from '../../k8s/member-pod.js';
 
 /** Why a member pod does not run etcd, as the scheduler or its kubelet says. */
-export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping'] as const;
+export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'PodFailed'] as const;
 
 export type TroubleReason = typeof TROUBLE_REASONS[number];
 
@@ -18,6 +18,11 @@ const CANNOT_START = ['CreateContainerConfigError', 'CreateContainerError', 'Run
 /** What keeps a member pod from running etcd, or undefined while it runs or starts as it should. */
 export function podTrouble(pod: V1Pod): PodTrouble | undefined {
   const name = pod.metadata?.name ?? '';
+  // Failed for good (its kubelet evicted it under node pressure, or refused it): nothing in it runs again.
+  if (pod.status?.phase === 'Failed') {
+    const why = [pod.status.reason, pod.status.message].filter((w) => w).join(': ');
+    return { reason: 'PodFailed', message: `member pod ${name} failed${why ? ` (${why})` : ''} on node ${pod.spec?.nodeName ?? '(none)'}` };
+  }
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
   if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
     return {
