@@ -13,7 +13,7 @@ test('a pod no node fits is Unschedulable, with the scheduler\'s words and what 
 });
 
 test('a pod its kubelet evicted is PodFailed, with the kubelet\'s words and the node', () => {
-  const t = podTrouble({ ...pod({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: ephemeral-storage.' }), spec: { nodeName: 'node-2', containers: [] } });
+  const t = podTrouble({ metadata: { name: 'ex-1' }, spec: { nodeName: 'node-2', containers: [] }, status: { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: ephemeral-storage.' } });
   assert.equal(t?.reason, 'PodFailed');
   assert.equal(t.message, 'member pod ex-1 failed (Evicted: The node was low on resource: ephemeral-storage.) on node node-2');
 });
