@@ -16,12 +16,19 @@ export interface StoreRelay {
    * them and the client waits for an answer, as over a connection gone silent.
    */
   hold(matches: StoreMatcher, times?: number): void;
-  /** Every request passes again; those held are cut. */
+  /**
+   * From now on the answer to every matching request stops after its first `bytes` bytes, its connection left
+   * open and silent, as a download that stalls midway.
+   */
+  stallAfter(matches: StoreMatcher, bytes: number): void;
+  /** Every request passes again; those held or stalled are cut. */
   heal(): void;
   /** The requests cut so far: their method and path. */
   refused: { method: string; path: string }[];
   /** The requests held so far. */
   held: { method: string; path: string }[];
+  /** The requests whose answer stalled so far. */
+  stalled: { method: string; path: string }[];
 }
 
 /**
@@ -34,8 +41,10 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
   let refusing: StoreMatcher | undefined;
   let holding: StoreMatcher | undefined;
   let holdsLeft = 0;
+  let stalling: { matches: StoreMatcher; bytes: number } | undefined;
   const refused: StoreRelay['refused'] = [];
   const held: StoreRelay['held'] = [];
+  const stalled: StoreRelay['stalled'] = [];
   const heldSockets = new Set<IncomingMessage['socket']>();
   const forward = (from: IncomingMessage, to: ServerResponse): void => {
     const [method, path] = [from.method ?? 'GET', from.url ?? '/'];
@@ -51,9 +60,23 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
       from.socket.once('close', () => heldSockets.delete(from.socket));
       return;
     }
+    const stall = stalling?.matches(method, path) ? stalling.bytes : undefined;
     const upstream = request({ host: target.hostname, port: target.port, method, path, headers: from.headers }, (answer) => {
       to.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(to);
+      if (stall === undefined) {
+        answer.pipe(to);
+        return;
+      }
+      stalled.push({ method, path });
+      heldSockets.add(from.socket);
+      from.socket.once('close', () => heldSockets.delete(from.socket));
+      let sent = 0;
+      answer.on('data', (chunk: Buffer) => {
+        const part = chunk.subarray(0, Math.max(0, stall - sent));
+        sent += part.length;
+        if (part.length > 0) to.write(part);
+        if (sent >= stall) answer.pause();
+      });
     });
     upstream.on('error', () => { to.destroy(); });
     to.on('close', () => { upstream.destroy(); });
@@ -69,6 +92,8 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
     endpoint: `http://${lab().hostIP}:${(server.address() as AddressInfo).port}`,
     refused,
     held,
+    stalled,
+    stallAfter: (matches, bytes) => { stalling = { matches, bytes }; },
     refuse: (matches) => { refusing = matches; },
     hold: (matches, times = Infinity) => {
       holding = matches;
@@ -78,6 +103,7 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
       refusing = undefined;
       holding = undefined;
       holdsLeft = 0;
+      stalling = undefined;
       for (const socket of heldSockets) socket.destroy();
     },
   };

@@ -1,0 +1,71 @@
+// A restore's member evicted by its kubelet while it fetched the snapshot (seen in a bench run, its node low
+// on disk): the pod is Failed for good, its etcd never ran, nothing was acknowledged. The restore must make
+// it again once the cause is gone, not wait for ever as "bootstrapping: 0 of 1 members started". The
+// eviction here is the kubelet's own: the member pod's ephemeral-storage limit, which the download into its
+// data directory passes while the store stalls it midway.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { CopyObjectCommand } from '@aws-sdk/client-s3';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { EtcdRestore } from '../../src/api/etcd-backup.js';
+import { eventually } from '../support/lab.js';
+import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+import { backupBed, createBackup, getBackup } from '../support/backup-bed.js';
+import { storeRelay } from '../support/store-relay.js';
+
+const MIB = 1024 * 1024;
+
+test('a restore whose member was evicted before its etcd ran makes it again and completes, once the cause is gone', async (t) => {
+  const { bed, minio, operator } = await backupBed(t, 'restore-evicted');
+  const relay = await storeRelay(t, minio.endpoint);
+  const endpoint = await bed.clientEndpoint('src');
+  const backup = async (name: string): Promise<void> => {
+    await createBackup(bed, name, { clusterName: 'src', storageType: 'S3', s3: { path: `backups/${name}.db`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } });
+    await eventually(`backup ${name} taken`, 120_000, async () => (await getBackup(bed, name)).status?.succeeded || undefined);
+  };
+  await eventually('a key in the source', 60_000, async () => { await etcdPutMany(endpoint, [['small', 'yes']]); return true; });
+  await backup('small');
+  // A download that passes the member's 100 MiB limit long before its end:
+  // 150 MiB of incompressible values, one 1 MiB value per request (etcd's limit is 1.5 MiB).
+  for (let i = 0; i < 150; i += 10) {
+    await Promise.all(Array.from({ length: 10 }, (_, j) => etcdPutMany(endpoint, [[`big-${i + j}`, randomBytes(768 * 1024).toString('base64')]], { timeoutMs: 30_000 })));
+  }
+  await backup('target');
+
+  // The operator's check of the backup reads it whole; every later download (the member's) stalls at 120 MiB.
+  let downloads = 0;
+  relay.stallAfter((method, path) => method === 'GET' && path.startsWith('/backups/target.db') && !path.includes('.sha256') && ++downloads > 1, 120 * MIB);
+  const restores = `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdrestores`;
+  await bed.transport.call('POST', restores, {
+    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name: 'again' },
+    spec: {
+      etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3: { path: 'backups/target.db', awsSecret: 'aws', endpoint: relay.endpoint, forcePathStyle: true },
+      // Room for a member's data (etcd preallocates 64 MiB of WAL), not for this snapshot beside it.
+      clusterSpec: { size: 1, pod: { resources: { limits: { 'ephemeral-storage': '100Mi' } } } },
+    },
+  });
+  const evicted = await eventually('the member pod evicted by its kubelet', 240_000, async () => {
+    const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items;
+    return events.find((e) => e.reason === 'Evicted' && e.involvedObject.name?.startsWith('restored-'));
+  });
+  t.diagnostic(`evicted: ${evicted.message ?? ''}`);
+
+  // The cause goes: the store answers again, and the backup at that path is one the member's limit holds.
+  await minio.client.send(new CopyObjectCommand({ Bucket: 'backups', Key: 'target.db.sha256', CopySource: 'backups/small.db.sha256' }));
+  await minio.client.send(new CopyObjectCommand({ Bucket: 'backups', Key: 'target.db', CopySource: 'backups/small.db' }));
+  relay.heal();
+  const done = await eventually('the restore completed', 240_000, async () => {
+    const r = (await bed.transport.call('GET', `${restores}/again`)) as EtcdRestore;
+    return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
+  });
+  assert.equal(done.status?.phase, 'Completed', JSON.stringify(done.status));
+  const restored = await bed.clientEndpoint('restored');
+  const held = await eventually('the restored key readable', 60_000, async () => {
+    const kvs = await etcdGetPrefix(restored, 'small');
+    return kvs.size === 1 ? kvs : undefined;
+  });
+  assert.equal(held.get('small'), 'yes');
+  assert.ok(operator.logs.some((l) => l.includes('its pod failed before its etcd ever ran')), 'the failed pod was made again by the bootstrap rule');
+  assert.ok(relay.stalled.length >= 1, `the member's download stalled: ${JSON.stringify(relay.stalled)}`);
+});
