@@ -46,6 +46,11 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
   const held: StoreRelay['held'] = [];
   const stalled: StoreRelay['stalled'] = [];
   const heldSockets = new Set<IncomingMessage['socket']>();
+  /** Keeps the client's connection open, to be cut when the relay heals. */
+  const keepOpen = (socket: IncomingMessage['socket']): void => {
+    heldSockets.add(socket);
+    socket.once('close', () => heldSockets.delete(socket));
+  };
   const forward = (from: IncomingMessage, to: ServerResponse): void => {
     const [method, path] = [from.method ?? 'GET', from.url ?? '/'];
     if (refusing?.(method, path)) {
@@ -56,8 +61,7 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
     if (holdsLeft > 0 && holding?.(method, path)) {
       holdsLeft--;
       held.push({ method, path });
-      heldSockets.add(from.socket);
-      from.socket.once('close', () => heldSockets.delete(from.socket));
+      keepOpen(from.socket);
       return;
     }
     const stall = stalling?.matches(method, path) ? stalling.bytes : undefined;
@@ -68,8 +72,7 @@ export async function storeRelay(t: { after(fn: () => unknown): void }, storeEnd
         return;
       }
       stalled.push({ method, path });
-      heldSockets.add(from.socket);
-      from.socket.once('close', () => heldSockets.delete(from.socket));
+      keepOpen(from.socket);
       let sent = 0;
       answer.on('data', (chunk: Buffer) => {
         const part = chunk.subarray(0, Math.max(0, stall - sent));
