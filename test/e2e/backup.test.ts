@@ -9,7 +9,7 @@ import { isReady, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio, storedKeys } from '../support/minio.js';
-import { createBackup, getBackup } from '../support/backup-bed.js';
+import { createBackup, getBackup, takeBackup } from '../support/backup-bed.js';
 import { counterSeries } from '../support/process-usage.js';
 import type { Minio } from '../support/minio.js';
 
@@ -39,11 +39,7 @@ test('EtcdBackup to S3 (a real MinIO): 10,000 keys snapshotted with revision and
   assert.equal((await etcdGetPrefix(endpoint, 'key-')).size, 10_000);
 
   const started = Date.now();
-  await createBackup(bed, 'once', { clusterName: 'source', storageType: 'S3', s3: s3(minio, 'backups/source/once.db') });
-  const done = await eventually('the backup succeeded', 60_000, async () => {
-    const b = await getBackup(bed, 'once');
-    return b.status?.succeeded ? b : undefined;
-  });
+  const done = await takeBackup(bed, 'once', { clusterName: 'source', storageType: 'S3', s3: s3(minio, 'backups/source/once.db') }, 60_000);
   t.diagnostic(`backup of 10,000 keys took ${Date.now() - started} ms: ${JSON.stringify(done.status?.lastBackup)}`);
   const status = done.status;
   assert.ok(status && (status.etcdRevision ?? 0) > 100, 'the revision is recorded');

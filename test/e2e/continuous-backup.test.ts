@@ -3,19 +3,16 @@
 // point-in-time restore to three revisions yields exactly the source's data at each.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore, RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
-import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import type { TestOperator } from '../support/operator-process.js';
 import { etcdCompact, etcdMoveLeader, etcdPut, etcdRangeAll, etcdStatus } from '../support/etcd-gateway.js';
 import type { StoredKey } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
 import { startWriteLoad } from '../support/write-load.js';
-
-const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
+import { createBackup, getBackup, restoreToEnd } from '../support/backup-bed.js';
 
 /** The Prometheus sample of `metric` for the backup, or undefined. */
 async function sample(operator: TestOperator, metric: string, backup: string): Promise<number | undefined> {
@@ -30,7 +27,6 @@ test('a continuous backup keeps every revision through an operator restart, a le
   await bed.secret('aws', minio.awsSecretData);
   let operator = startOperator(t, bed.namespace);
   const s3 = { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true };
-  const getBackup = async (): Promise<EtcdBackup> => (await bed.transport.call('GET', `${api(bed, 'etcdbackups')}/src`)) as EtcdBackup;
   const logCondition = (b: EtcdBackup) => b.status?.conditions?.find((c) => c.type === 'ChangeLog');
 
   await bed.create('src', { size: 3 });
@@ -42,11 +38,8 @@ test('a continuous backup keeps every revision through an operator restart, a le
   const endpoint = await bed.clientEndpoint('src');
   const load = startWriteLoad(endpoint, 'w-');
 
-  await bed.transport.call('POST', api(bed, 'etcdbackups'), {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'src' },
-    spec: { clusterName: 'src', storageType: 'S3', s3, compression: 'Brotli', backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 } },
-  });
-  await eventually('the change log following', 90_000, async () => (logCondition(await getBackup())?.status === 'True' ? true : undefined));
+  await createBackup(bed, 'src', { clusterName: 'src', storageType: 'S3', s3, compression: 'Brotli', backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 } });
+  await eventually('the change log following', 90_000, async () => (logCondition(await getBackup(bed, 'src'))?.status === 'True' ? true : undefined));
 
   // The store as it was at a revision, read from the source before anything compacts it.
   const points: { revision: number; kvs: StoredKey[] }[] = [];
@@ -81,7 +74,7 @@ test('a continuous backup keeps every revision through an operator restart, a le
   await etcdMoveLeader(memberUrls[leader] ?? '', target.memberId);
   await watchRpo(5);
   const { revision: before } = await etcdStatus(endpoint);
-  await eventually('the log past the compaction point', 30_000, async () => ((((await getBackup()).status?.changeLog?.throughRevision ?? 0) > before) ? true : undefined));
+  await eventually('the log past the compaction point', 30_000, async () => ((((await getBackup(bed, 'src')).status?.changeLog?.throughRevision ?? 0) > before) ? true : undefined));
   await etcdCompact(endpoint, before);
   await watchRpo(10);
   await mark();
@@ -90,7 +83,7 @@ test('a continuous backup keeps every revision through an operator restart, a le
 
   const last = points[points.length - 1]?.revision ?? 0;
   const followed = await eventually('the log through the last mark', 30_000, async () => {
-    const b = await getBackup();
+    const b = await getBackup(bed, 'src');
     return (b.status?.changeLog?.throughRevision ?? 0) >= last ? b : undefined;
   });
   assert.equal(followed.status?.changeLog?.gaps, undefined, `no gap: ${JSON.stringify(followed.status?.changeLog)}`);
@@ -100,13 +93,9 @@ test('a continuous backup keeps every revision through an operator restart, a le
   assert.ok(rpo.length >= 30 && worst < 10, `RPO under 10 s (${rpo.join(', ')})`);
 
   // Point-in-time restores to the three marks, at once: each store must equal the source's at its revision.
-  const restoreTo = async (name: string, revision: number): Promise<EtcdRestore> => {
+  const restoreTo = (name: string, revision: number): Promise<EtcdRestore> => {
     const spec: RestoreSpec = { etcdCluster: { name }, backupStorageType: 'S3', s3, pointInTime: { revision }, clusterSpec: { size: 1 } };
-    await bed.transport.call('POST', api(bed, 'etcdrestores'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name }, spec });
-    return eventually(`restore ${name} ended`, 240_000, async () => {
-      const r = (await bed.transport.call('GET', `${api(bed, 'etcdrestores')}/${name}`)) as EtcdRestore;
-      return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
-    });
+    return restoreToEnd(bed, name, spec, 240_000);
   };
   const restored = await Promise.all(points.map((p, i) => restoreTo(`at-${i}`, p.revision)));
   for (const [i, r] of restored.entries()) {
@@ -138,7 +127,7 @@ test('a continuous backup keeps every revision through an operator restart, a le
 
   // A gap that cannot be avoided: with no operator running, etcd compacts past the log's end. (Nothing
   // writes now, so the status holds the log's end.)
-  const storedBefore = (await getBackup()).status?.changeLog?.throughRevision ?? 0;
+  const storedBefore = (await getBackup(bed, 'src')).status?.changeLog?.throughRevision ?? 0;
   operator.succeeded();
   await operator.stop();
   for (let i = 0; i < 50; i++) await etcdPut(endpoint, `gap-${i}`, 'x');
@@ -146,7 +135,7 @@ test('a continuous backup keeps every revision through an operator restart, a le
   await etcdCompact(endpoint, compactedTo);
   operator = startOperator(t, bed.namespace);
   const gapped = await eventually('the gap reported', 60_000, async () => {
-    const b = await getBackup();
+    const b = await getBackup(bed, 'src');
     return b.status?.changeLog?.gaps?.length ? b : undefined;
   });
   const gap = gapped.status?.changeLog?.gaps?.[0];
@@ -157,7 +146,7 @@ test('a continuous backup keeps every revision through an operator restart, a le
   assert.equal(warned.length, 1, 'one Warning Event for the gap');
   // A full snapshot after the gap starts the log again.
   const resumed = await eventually('the log following again after a new snapshot', 60_000, async () => {
-    const b = await getBackup();
+    const b = await getBackup(bed, 'src');
     return logCondition(b)?.status === 'True' && (b.status?.etcdRevision ?? 0) >= compactedTo ? b : undefined;
   });
   t.diagnostic(`gap ${gap.from}-${gap.to} reported; a snapshot at revision ${resumed.status?.etcdRevision} restarted the log`);

@@ -1,14 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
-import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
+import { takeBackup } from '../support/backup-bed.js';
 
 
 const running = (bed: Testbed, name: string) => async (): Promise<EtcdCluster | undefined> => {
@@ -48,13 +47,9 @@ test('a majority lost with its data: rebuilt from the latest backup with the res
   const keys = Array.from({ length: 1000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
   await eventually('1,000 keys written', 60_000, async () => { await etcdPutMany(endpoint, keys); return true; });
   const backUp = async (name: string, cluster: string, onVolume = false): Promise<void> => {
-    const storage = onVolume ? { storageType: 'Volume', volume: { claimName: 'backups', path: `${cluster}/${name}.db` } }
-      : { storageType: 'S3', s3: { path: `backups/${cluster}/${name}`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } };
-    await bed.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`, {
-      apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec: { clusterName: cluster, ...storage },
-    });
-    await eventually(`backup ${name} taken`, 60_000, async () =>
-      ((await bed.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/${name}`)) as EtcdBackup).status?.succeeded || undefined);
+    await takeBackup(bed, name, onVolume
+      ? { clusterName: cluster, storageType: 'Volume', volume: { claimName: 'backups', path: `${cluster}/${name}.db` } }
+      : { clusterName: cluster, storageType: 'S3', s3: { path: `backups/${cluster}/${name}`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } }, 60_000);
   };
   await backUp('stale-nightly', 'stale');
   const staleSince = Date.now();

@@ -7,11 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { CopyObjectCommand } from '@aws-sdk/client-s3';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
-import type { EtcdRestore } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
-import { backupBed, createBackup, getBackup } from '../support/backup-bed.js';
+import { backupBed, createRestore, restoreEnded, takeBackup } from '../support/backup-bed.js';
 import { storeRelay } from '../support/store-relay.js';
 
 const MIB = 1024 * 1024;
@@ -20,10 +18,8 @@ test('a restore whose member was evicted before its etcd ran makes it again and 
   const { bed, minio, operator } = await backupBed(t, 'restore-evicted');
   const relay = await storeRelay(t, minio.endpoint);
   const endpoint = await bed.clientEndpoint('src');
-  const backup = async (name: string): Promise<void> => {
-    await createBackup(bed, name, { clusterName: 'src', storageType: 'S3', s3: { path: `backups/${name}.db`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } });
-    await eventually(`backup ${name} taken`, 120_000, async () => (await getBackup(bed, name)).status?.succeeded || undefined);
-  };
+  const backup = (name: string): Promise<unknown> =>
+    takeBackup(bed, name, { clusterName: 'src', storageType: 'S3', s3: { path: `backups/${name}.db`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } });
   await eventually('a key in the source', 60_000, async () => { await etcdPutMany(endpoint, [['small', 'yes']]); return true; });
   await backup('small');
   // A download that passes the member's 100 MiB limit long before its end:
@@ -36,14 +32,10 @@ test('a restore whose member was evicted before its etcd ran makes it again and 
   // The operator's check of the backup reads it whole; every later download (the member's) stalls at 120 MiB.
   let downloads = 0;
   relay.stallAfter((method, path) => method === 'GET' && path.startsWith('/backups/target.db') && !path.includes('.sha256') && ++downloads > 1, 120 * MIB);
-  const restores = `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdrestores`;
-  await bed.transport.call('POST', restores, {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name: 'again' },
-    spec: {
-      etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3: { path: 'backups/target.db', awsSecret: 'aws', endpoint: relay.endpoint, forcePathStyle: true },
-      // Room for a member's data (etcd preallocates 64 MiB of WAL), not for this snapshot beside it.
-      clusterSpec: { size: 1, pod: { resources: { limits: { 'ephemeral-storage': '100Mi' } } } },
-    },
+  await createRestore(bed, 'again', {
+    etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3: { path: 'backups/target.db', awsSecret: 'aws', endpoint: relay.endpoint, forcePathStyle: true },
+    // Room for a member's data (etcd preallocates 64 MiB of WAL), not for this snapshot beside it.
+    clusterSpec: { size: 1, pod: { resources: { limits: { 'ephemeral-storage': '100Mi' } } } },
   });
   const evicted = await eventually('the member pod evicted by its kubelet', 240_000, async () => {
     const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items;
@@ -55,10 +47,7 @@ test('a restore whose member was evicted before its etcd ran makes it again and 
   await minio.client.send(new CopyObjectCommand({ Bucket: 'backups', Key: 'target.db.sha256', CopySource: 'backups/small.db.sha256' }));
   await minio.client.send(new CopyObjectCommand({ Bucket: 'backups', Key: 'target.db', CopySource: 'backups/small.db' }));
   relay.heal();
-  const done = await eventually('the restore completed', 240_000, async () => {
-    const r = (await bed.transport.call('GET', `${restores}/again`)) as EtcdRestore;
-    return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
-  });
+  const done = await eventually('the restore ended', 240_000, () => restoreEnded(bed, 'again'));
   assert.equal(done.status?.phase, 'Completed', JSON.stringify(done.status));
   const restored = await bed.clientEndpoint('restored');
   const held = await eventually('the restored key readable', 60_000, async () => {

@@ -3,14 +3,13 @@
 // again: a member that still carried its restore steps would fetch the snapshot again and fail on its own data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
-import type { EtcdBackup, EtcdRestore } from '../../src/api/etcd-backup.js';
 import { RESTORE_STEP } from '../../src/k8s/member-pod.js';
 import { eventually } from '../support/lab.js';
 import { ON_VOLUMES, isReady, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
+import { restoreToEnd, takeBackup } from '../support/backup-bed.js';
 import { rebootNode } from '../support/faults.js';
 import { memberIds } from '../support/chaos.js';
 
@@ -19,21 +18,15 @@ test('a cluster restored onto volumes drops its restore steps, and its members c
   const minio = await startMinio(t, 'backups');
   await bed.secret('aws', minio.awsSecretData);
   const operator = startOperator(t, bed.namespace);
-  const api = (plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
   const s3 = { path: 'backups/source.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true };
 
   await bed.create('source', { size: 1 });
   await eventually('the source Running', 120_000, () => bed.settledMembers('source', 1));
   const keys = Array.from({ length: 1000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
   await eventually('1,000 keys written', 60_000, async () => { await etcdPutMany(await bed.clientEndpoint('source'), keys); return true; });
-  await bed.transport.call('POST', api('etcdbackups'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'snap' }, spec: { clusterName: 'source', storageType: 'S3', s3 } });
-  await eventually('the backup taken', 60_000, async () => ((await bed.transport.call('GET', `${api('etcdbackups')}/snap`)) as EtcdBackup).status?.succeeded || undefined);
-  await bed.transport.call('POST', api('etcdrestores'), {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name: 'back' },
-    spec: { etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3, clusterSpec: { size: 3, pod: ON_VOLUMES } },
-  });
-  await eventually('the restore completed', 180_000, async () =>
-    ((await bed.transport.call('GET', `${api('etcdrestores')}/back`)) as EtcdRestore).status?.phase === 'Completed' || undefined);
+  await takeBackup(bed, 'snap', { clusterName: 'source', storageType: 'S3', s3 });
+  const restore = await restoreToEnd(bed, 'back', { etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3, clusterSpec: { size: 3, pod: ON_VOLUMES } });
+  assert.equal(restore.status?.phase, 'Completed', JSON.stringify(restore.status));
 
   // Every member rolls, one at a time and in place on its volume, onto a pod without the restore steps.
   const rolled = await eventually('no member carrying restore steps', 240_000, async () => {

@@ -1,17 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import { RESTORE_STEP } from '../../src/k8s/member-pod.js';
-import type { EtcdBackup, EtcdRestore, RestoreSpec, S3Location } from '../../src/api/etcd-backup.js';
+import type { S3Location } from '../../src/api/etcd-backup.js';
+import { restoreToEnd, takeBackup } from '../support/backup-bed.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
-
-const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
 
 const running = (bed: Testbed, name: string) => async (): Promise<true | undefined> => {
   const c = await bed.get(name).catch(() => undefined);
@@ -26,29 +24,18 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   await bed.secret('aws', minio.awsSecretData);
   const operator = startOperator(t, bed.namespace);
   const s3 = (path: string): S3Location => ({ path, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true });
-  const restoreInto = async (name: string, spec: RestoreSpec): Promise<void> => {
-    await bed.transport.call('POST', api(bed, 'etcdrestores'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name }, spec });
-  };
-  const restoreStatus = (name: string) => async (): Promise<EtcdRestore | undefined> => {
-    const r = (await bed.transport.call('GET', `${api(bed, 'etcdrestores')}/${name}`)) as EtcdRestore;
-    return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
-  };
 
   await bed.create('source', { size: 3 });
   await eventually('the source cluster Running', 120_000, running(bed, 'source'));
   const source = await bed.clientEndpoint('source');
   const keys = Array.from({ length: 10_000 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
   await eventually('10,000 keys written', 60_000, async () => { await etcdPutMany(source, keys); return true; });
-  await bed.transport.call('POST', api(bed, 'etcdbackups'), {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'snap' }, spec: { clusterName: 'source', storageType: 'S3', s3: s3('backups/source.db') },
-  });
-  await eventually('the backup taken', 60_000, async () => ((await bed.transport.call('GET', `${api(bed, 'etcdbackups')}/snap`)) as EtcdBackup).status?.succeeded || undefined);
+  await takeBackup(bed, 'snap', { clusterName: 'source', storageType: 'S3', s3: s3('backups/source.db') });
   // Changes after the backup must not appear in the restored cluster.
   await etcdPutMany(source, [['key-0', 'changed'], ['after-backup', 'x']]);
 
   const started = Date.now();
-  await restoreInto('again', { etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3: s3('backups/source.db') });
-  const done = await eventually('the restore completed', 180_000, restoreStatus('again'));
+  const done = await restoreToEnd(bed, 'again', { etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3: s3('backups/source.db') });
   assert.equal(done.status?.phase, 'Completed', JSON.stringify(done.status));
   await eventually('the restored cluster Running', 60_000, running(bed, 'restored'));
   t.diagnostic(`restored 3 members from the snapshot in ${Date.now() - started} ms`);
@@ -68,15 +55,13 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   // A backup whose bytes no longer match the sha256 beside it.
   await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'bad.db', Body: 'not a snapshot' }));
   await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'bad.db.sha256', Body: `${'0'.repeat(64)}\n` }));
-  await restoreInto('corrupt', { etcdCluster: { name: 'never' }, backupStorageType: 'S3', s3: s3('backups/bad.db') });
-  const corrupt = await eventually('the corrupt backup refused', 60_000, restoreStatus('corrupt'));
+  const corrupt = await restoreToEnd(bed, 'corrupt', { etcdCluster: { name: 'never' }, backupStorageType: 'S3', s3: s3('backups/bad.db') }, 60_000);
   assert.equal(corrupt.status?.phase, 'Failed');
   assert.equal(corrupt.status.reason, 'ChecksumMismatch');
   assert.match(corrupt.status.conditions?.[0]?.message ?? '', /does not match the stored 0{64}/);
   assert.equal(await bed.get('never').then(() => 'exists', () => 'absent'), 'absent', 'no cluster made from it');
 
-  await restoreInto('over', { etcdCluster: { name: 'source' }, backupStorageType: 'S3', s3: s3('backups/source.db') });
-  const refused = await eventually('a restore over an existing cluster refused', 60_000, restoreStatus('over'));
+  const refused = await restoreToEnd(bed, 'over', { etcdCluster: { name: 'source' }, backupStorageType: 'S3', s3: s3('backups/source.db') }, 60_000);
   assert.equal(refused.status?.reason, 'ClusterExists');
   assert.equal((await etcdGetPrefix(source, 'after-backup')).size, 1, 'the existing cluster untouched');
   operator.succeeded();

@@ -3,7 +3,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { BackupSpec, EtcdBackup, EtcdRestore, RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
@@ -11,8 +10,7 @@ import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { startMinio } from '../support/minio.js';
-
-const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
+import { createBackup, getBackup, restoreToEnd } from '../support/backup-bed.js';
 
 async function keySecret(bed: Testbed, name: string, keys: Record<string, Buffer>, replace = false): Promise<void> {
   const body = { metadata: { name }, data: Object.fromEntries(Object.entries(keys).map(([id, key]) => [id, key.toString('base64')])) };
@@ -31,20 +29,15 @@ test('compressed and encrypted backups (S3 from the operator, a volume from a po
   } });
   const operator = startOperator(t, bed.namespace);
   const s3 = (path: string): NonNullable<BackupSpec['s3']> => ({ path, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true });
+  // Succeeded or refused: some of these backups must fail.
   const backUp = async (name: string, spec: Omit<BackupSpec, 'clusterName'>): Promise<EtcdBackup> => {
-    await bed.transport.call('POST', api(bed, 'etcdbackups'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name }, spec: { clusterName: 'src', ...spec } });
+    await createBackup(bed, name, { clusterName: 'src', ...spec });
     return eventually(`backup ${name} done`, 120_000, async () => {
-      const b = (await bed.transport.call('GET', `${api(bed, 'etcdbackups')}/${name}`)) as EtcdBackup;
+      const b = await getBackup(bed, name);
       return b.status?.conditions?.[0] ? b : undefined;
     });
   };
-  const restore = async (name: string, spec: RestoreSpec): Promise<EtcdRestore> => {
-    await bed.transport.call('POST', api(bed, 'etcdrestores'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name }, spec });
-    return eventually(`restore ${name} ended`, 180_000, async () => {
-      const r = (await bed.transport.call('GET', `${api(bed, 'etcdrestores')}/${name}`)) as EtcdRestore;
-      return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
-    });
-  };
+  const restore = (name: string, spec: RestoreSpec): Promise<EtcdRestore> => restoreToEnd(bed, name, spec);
   const holdsAll = async (cluster: string): Promise<void> => {
     const held = await eventually(`${cluster}: keys readable`, 60_000, async () => etcdGetPrefix(await bed.clientEndpoint(cluster), 'key-'));
     assert.equal(held.size, keys.length, `${cluster}: every key`);

@@ -6,27 +6,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdBackup } from '../../src/api/etcd-backup.js';
 import { verifyName } from '../../src/controllers/backup/verify.js';
 import { eventually } from '../support/lab.js';
 import { etcdCompact, etcdPutMany } from '../support/etcd-gateway.js';
-import { backupBed } from '../support/backup-bed.js';
+import { backupBed, createBackup, getBackup } from '../support/backup-bed.js';
 
 test('a scheduled verification passes on a good backup (by HashKV, and by content after a compaction) and fails with a condition and an Event once its data is changed', async (t) => {
   const { bed, minio, operator } = await backupBed(t, 'verify');
   const keys = Array.from({ length: 2000 }, (_, i): [string, string] => [`key-${i}`, `value-${String(i).padStart(5, '0')}`]);
   await eventually('keys written', 60_000, async () => { await etcdPutMany(await bed.clientEndpoint('src'), keys); return true; });
 
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`;
-  await bed.transport.call('POST', path, {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'nightly' },
-    spec: {
-      clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
-      verification: { intervalInSecond: 60 },
-    },
+  await createBackup(bed, 'nightly', {
+    clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
+    verification: { intervalInSecond: 60 },
   });
-  const get = async (): Promise<EtcdBackup> => (await bed.transport.call('GET', `${path}/nightly`)) as EtcdBackup;
+  const get = (): Promise<EtcdBackup> => getBackup(bed, 'nightly');
   const verified = (b: EtcdBackup) => b.status?.conditions?.find((c) => c.type === 'Verified');
   const scratch = verifyName('nightly');
   const gone = async (): Promise<boolean> => (await bed.get(scratch).then(() => false, () => true))

@@ -11,7 +11,7 @@ import { verifyName } from '../../src/controllers/backup/verify.js';
 import { chunksOf } from '../../src/storage/change-log.js';
 import { eventually } from '../support/lab.js';
 import { etcdPutMany, etcdStatus } from '../support/etcd-gateway.js';
-import { backupBed } from '../support/backup-bed.js';
+import { backupBed, createBackup, getBackup } from '../support/backup-bed.js';
 import { storedKeys } from '../support/minio.js';
 
 test('a continuous backup is verified at the newest revision of its change log, by content; a lost chunk fails the next verification; a spec change restarts the log', async (t) => {
@@ -22,15 +22,11 @@ test('a continuous backup is verified at the newest revision of its change log, 
     return true;
   });
 
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`;
-  await bed.transport.call('POST', path, {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'live' },
-    spec: {
-      clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
-      backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 }, verification: { intervalInSecond: 60 },
-    },
+  await createBackup(bed, 'live', {
+    clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
+    backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 }, verification: { intervalInSecond: 60 },
   });
-  const get = async (): Promise<EtcdBackup> => (await bed.transport.call('GET', `${path}/live`)) as EtcdBackup;
+  const get = (): Promise<EtcdBackup> => getBackup(bed, 'live');
   const verified = (b: EtcdBackup) => b.status?.conditions?.find((c) => c.type === 'Verified');
   const scratch = verifyName('live');
   const scratchGone = async (): Promise<true | undefined> => ((await bed.get(scratch).then(() => false, () => true)) && (await bed.pods(scratch)).length === 0 ? true : undefined);
@@ -83,7 +79,7 @@ test('a continuous backup is verified at the newest revision of its change log, 
   // A change of the spec restarts the change log for the new spec. The old log's watch answers every
   // progress request, so unless stopping closes it, the restart waits for ever and the backup is stuck.
   const changed = Date.now();
-  await bed.transport.call('PATCH', `${path}/live`, { spec: { continuous: { chunkSeconds: 3 } } }, 'application/merge-patch+json');
+  await bed.transport.call('PATCH', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/live`, { spec: { continuous: { chunkSeconds: 3 } } }, 'application/merge-patch+json');
   await eventually('the backup of the new spec taken and its change log following', 120_000, async () => {
     const b = await get();
     return b.status?.observedGeneration === b.metadata.generation && Date.parse(b.status?.changeLog?.confirmedAt ?? '') > changed ? true : undefined;

@@ -1,15 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
-import type { EtcdBackup, EtcdRestore } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
 import { ON_VOLUMES, isReady, membersOnEveryNode, testbed } from '../support/cluster-testbed.js';
 import { RESTORE_STEP } from '../../src/k8s/member-pod.js';
-import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
-
-const api = (bed: Testbed, plural: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/${plural}`;
+import { restoreToEnd, takeBackup } from '../support/backup-bed.js';
 
 
 // Issue 16, item 7: the backup's claim (ReadWriteOnce, node-local on the lab) can be mounted on one node only,
@@ -30,24 +26,15 @@ test('backup to a volume (a pod with the claim mounted) and a restore from it in
   await eventually('500 keys written', 60_000, async () => { await etcdPutMany(await bed.clientEndpoint('vsrc'), keys); return true; });
 
   const volume = { claimName: 'backups', path: 'vsrc/snap.db' };
-  await bed.transport.call('POST', api(bed, 'etcdbackups'), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', metadata: { name: 'vol' }, spec: { clusterName: 'vsrc', storageType: 'Volume', volume } });
-  const backup = await eventually('the volume backup succeeded', 120_000, async () => {
-    const b = (await bed.transport.call('GET', `${api(bed, 'etcdbackups')}/vol`)) as EtcdBackup;
-    return b.status?.succeeded ? b : undefined;
-  });
+  const backup = await takeBackup(bed, 'vol', { clusterName: 'vsrc', storageType: 'Volume', volume });
   assert.equal(backup.status?.lastBackup?.path, 'vsrc/snap.db');
   assert.match(backup.status.lastBackup.sha256 ?? '', /^[0-9a-f]{64}$/);
   assert.ok((backup.status.lastBackup.size ?? 0) > 500 * 16);
   await eventually('the snapshot pod cleaned up', 60_000, async () =>
     ((await bed.core.listNamespacedPod({ namespace: bed.namespace, labelSelector: 'etcd_backup=vol' })).items.length === 0 ? true : undefined));
 
-  await bed.transport.call('POST', api(bed, 'etcdrestores'), {
-    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name: 'back' },
-    spec: { etcdCluster: { name: 'vrestored' }, backupStorageType: 'Volume', volume, clusterSpec: { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } } },
-  });
-  const restored = await eventually('the restore completed', 180_000, async () => {
-    const r = (await bed.transport.call('GET', `${api(bed, 'etcdrestores')}/back`)) as EtcdRestore;
-    return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
+  const restored = await restoreToEnd(bed, 'back', {
+    etcdCluster: { name: 'vrestored' }, backupStorageType: 'Volume', volume, clusterSpec: { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } },
   });
   assert.equal(restored.status?.phase, 'Completed', JSON.stringify(restored.status));
   const held = await eventually('restored keys readable', 60_000, async () => etcdGetPrefix(await bed.clientEndpoint('vrestored'), 'key-'));

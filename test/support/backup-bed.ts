@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
-import type { BackupSpec, EtcdBackup } from '../../src/api/etcd-backup.js';
+import type { BackupSpec, EtcdBackup, EtcdRestore, RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from './lab.js';
 import { etcdPutMany } from './etcd-gateway.js';
 import { isReady, testbed } from './cluster-testbed.js';
@@ -34,6 +34,33 @@ export async function createBackup(bed: Testbed, name: string, spec: BackupSpec)
 }
 
 export const getBackup = async (bed: Testbed, name: string): Promise<EtcdBackup> => (await bed.transport.call('GET', `${backups(bed)}/${name}`)) as EtcdBackup;
+
+/** Posts the EtcdBackup and returns it once it succeeded (a backup that fails keeps this waiting until `timeoutMs`). */
+export async function takeBackup(bed: Testbed, name: string, spec: BackupSpec, timeoutMs = 120_000): Promise<EtcdBackup> {
+  await createBackup(bed, name, spec);
+  return eventually(`backup ${name} taken`, timeoutMs, async () => {
+    const b = await getBackup(bed, name);
+    return b.status?.succeeded ? b : undefined;
+  });
+}
+
+const restores = (bed: Testbed): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdrestores`;
+
+export async function createRestore(bed: Testbed, name: string, spec: RestoreSpec): Promise<void> {
+  await bed.transport.call('POST', restores(bed), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name }, spec });
+}
+
+/** The restore once it has ended, Completed or Failed (its status says which and why); undefined while it runs. */
+export async function restoreEnded(bed: Testbed, name: string): Promise<EtcdRestore | undefined> {
+  const r = (await bed.transport.call('GET', `${restores(bed)}/${name}`)) as EtcdRestore;
+  return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
+}
+
+/** Posts the EtcdRestore and returns it once it has ended (the caller asserts how). */
+export async function restoreToEnd(bed: Testbed, name: string, spec: RestoreSpec, timeoutMs = 180_000): Promise<EtcdRestore> {
+  await createRestore(bed, name, spec);
+  return eventually(`restore ${name} ended`, timeoutMs, () => restoreEnded(bed, name));
+}
 
 /** The backup when its change log is Following and holds every revision through `revision`; else undefined. */
 export async function changeLogThrough(bed: Testbed, name: string, revision: number): Promise<EtcdBackup | undefined> {

@@ -22,14 +22,15 @@ export interface Minio {
 /** Anything that runs cleanups at its end: a test's context, or a benchmark's. */
 export interface Cleanups { after(fn: () => unknown): void }
 
-export async function startMinio(t: Cleanups, bucket: string): Promise<Minio> {
+/** `serverArgs` go to `minio server` after the usual ones (the bench's `--no-compat`). */
+export async function startMinio(t: Cleanups, bucket: string, serverArgs: string[] = []): Promise<Minio> {
   const dir = mkdtempSync(join(tmpdir(), 'minio-'));
   const port = await freePort(lab().hostIP);
   const consolePort = await freePort();
   const accessKey = 'labaccess';
   const secretKey = 'labsecret-0123456789';
   const logs: string[] = [];
-  const child = spawn(await labTool('minio'), ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
+  const child = spawn(await labTool('minio'), ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet', ...serverArgs], {
     env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));
