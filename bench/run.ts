@@ -91,6 +91,7 @@ function report(rows: Row[], { many, backup, codecs, continuous }: Sections, los
     ...([['etcdctl snapshot save → local file', backup.etcdctl],
       ['EtcdBackup → S3: the stream, snapshot start → object stored (operator\'s measure)', backup.s3Stream],
       ['EtcdBackup → S3: created → succeeded', backup.s3],
+      ['EtcdBackup → S3 in a MinIO started with --no-compat (random ETags, no MD5 of each part): the stream', backup.s3LeanStream],
       ['MinIO alone: the same file sent by curl in one PUT, no etcd (the store\'s ceiling here)', backup.minioCeiling],
       ['EtcdBackup → volume: the stream, in the backup pod (its measure)', backup.volumeStream],
       ['EtcdBackup → volume: created → succeeded (pod scheduled, started, done)', backup.volume],
@@ -98,8 +99,8 @@ function report(rows: Row[], { many, backup, codecs, continuous }: Sections, los
       ['etcdutl snapshot restore ← local file', backup.etcdutl],
       ['EtcdRestore ← S3: checked, fetched by the member, etcdutl, serving (created → Completed)', backup.restore]] as const)
       .map(([name, x]) => `| ${name} | ${x.medianMs} | ${x.minMs} | ${x.maxMs} | ${Math.round(backup.dbBytes / 2 ** 20 / (x.medianMs / 1000))} |`),
-    '', `Stream throughput / etcdctl's: volume ${backup.ratioVolume} (/ etcdctl's into the same volume: ${backup.ratioVolumeSameDisk}), S3 ${backup.ratioS3} (S3 / MinIO's own ceiling: ${backup.ratioS3Ceiling}). A whole restore / etcdutl's alone: ${backup.ratioRestore}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`,
-    `CPU seconds (medians) during an S3 backup: the operator ${backup.cpu.operatorS3}, MinIO ${backup.cpu.minioS3}; MinIO taking curl's PUT: ${backup.cpu.minioCeiling}. Two cores are shared by etcd, MinIO and the operator.`, '',
+    '', `Stream throughput / etcdctl's: volume ${backup.ratioVolume} (/ etcdctl's into the same volume: ${backup.ratioVolumeSameDisk}), S3 ${backup.ratioS3} (S3 / MinIO's own ceiling: ${backup.ratioS3Ceiling}; into the MinIO without MD5s: ${backup.ratioS3Lean}). A whole restore / etcdutl's alone: ${backup.ratioRestore}. Operator RSS during the S3 backups: ${backup.rssBeforeMiB} MiB before, ${backup.rssPeakMiB} MiB at peak.`,
+    `CPU seconds (medians) during an S3 backup: the operator ${backup.cpu.operatorS3}, MinIO ${backup.cpu.minioS3}; into the MinIO without MD5s: the operator ${backup.cpu.operatorS3Lean}, MinIO ${backup.cpu.minioS3Lean}; MinIO taking curl's PUT: ${backup.cpu.minioCeiling}. Two cores are shared by etcd, MinIO and the operator.`, '',
   ] : [];
   const codecLines = codecs ? [
     `## Backup codecs on a ${(codecs.snapshotBytes / 2 ** 20).toFixed(1)} MiB snapshot of the lab's Kubernetes etcd, medians of ${runs} runs`, '',
