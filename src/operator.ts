@@ -20,7 +20,7 @@ import { ChangeLogs } from './controllers/backup/change-logs.js';
 import type { EtcdCluster } from './api/etcd-cluster.js';
 import { EtcdClient } from './etcd/client.js';
 import { resolverLookup } from './etcd/dns-lookup.js';
-import { APP, CLUSTER_LABEL, labelSelector } from './k8s/labels.js';
+import { ANNOTATION_RESTORED_BY, APP, CLUSTER_LABEL, labelSelector } from './k8s/labels.js';
 import { clusterReconciler } from './controllers/cluster/reconciler.js';
 import { nodeState } from './k8s/node-state.js';
 import { EtcdClients } from './controllers/cluster/tls.js';
@@ -170,7 +170,9 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   const restoreController = controllerOf('etcdrestore', restoreReconciler({
     transport, events, restores: restores.store, clusters: clusters.store, pods: pods.store, etcdClients, clusterDomain: o.clusterDomain,
   }))
-    .watches(restores, generationChanged);
+    .watches(restores, generationChanged)
+    // A restore is Completed once its cluster is Available: told by the cluster's change, not found by its next poll.
+    .maps(clusters, (c) => c.metadata.annotations?.[ANNOTATION_RESTORED_BY]);
 
   // Every reflector, controller and request in flight (API and etcd) listens for the end of the term: as many as
   // the load makes, each removed when its request ends, so Node's leak warning (at 10) would only be noise.
