@@ -18,11 +18,13 @@ export interface Minio {
   awsSecretData: Record<string, string>;
 }
 
-/** A real MinIO server on the lab bridge, with one bucket; stopped (by its PID) and its data removed when the test ends. */
 /** Anything that runs cleanups at its end: a test's context, or a benchmark's. */
 export interface Cleanups { after(fn: () => unknown): void }
 
-/** `serverArgs` go to `minio server` after the usual ones (the bench's `--no-compat`). */
+/**
+ * A real MinIO server on the lab bridge, with one bucket; stopped (by its PID) and its data removed when the
+ * test ends. `serverArgs` go to `minio server` after the usual ones (the bench's `--no-compat`).
+ */
 export async function startMinio(t: Cleanups, bucket: string, serverArgs: string[] = []): Promise<Minio> {
   const dir = mkdtempSync(join(tmpdir(), 'minio-'));
   const port = await freePort(lab().hostIP);
