@@ -277,11 +277,11 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   // from an older spec (a version with no image, a node selector no node has) is made again from this one, and
   // so is one that failed for good (evicted under node pressure while a restore fetched its snapshot), which
   // would otherwise hold the bootstrap for ever.
-  const anyStarted = s.members?.some((m) => m.started) ?? false;
-  const unborn = (p: PodView): boolean => initial.includes(p.name) && p.neverRan === true && !p.dataLost && !p.nodeLost;
-  const outdated = anyStarted ? undefined : pods.find((p) => unborn(p) && (p.specGeneration ?? 0) < (s.generation ?? 0));
+  const unborn = s.members?.some((m) => m.started) ? []
+    : pods.filter((p) => initial.includes(p.name) && p.neverRan === true && !p.dataLost && !p.nodeLost);
+  const outdated = unborn.find((p) => (p.specGeneration ?? 0) < (s.generation ?? 0));
   if (outdated) return { type: 'DeletePod', member: outdated.name, deleteClaim: false, reason: `its etcd never ran; making it again from generation ${s.generation ?? 0} of the spec` };
-  const failed = anyStarted ? undefined : pods.find((p) => unborn(p) && p.phase === 'Failed');
+  const failed = unborn.find((p) => p.phase === 'Failed');
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
