@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { CHECKSUM_SUFFIX, committed, measured, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, checksumText, committed, measured, verified } from './storage.js';
 import { FILE_BLOCK_BYTES, writeInBlocks } from './file-blocks.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
@@ -15,6 +15,25 @@ async function writeSynced(path: string, text: string): Promise<void> {
     await file.sync();
   } finally {
     await file.close();
+  }
+}
+
+/**
+ * A small file replaced whole: written aside, flushed and renamed over the old one, so that a crash leaves
+ * the old text or the new, never a file cut short (a checksum file half written would refuse its object).
+ */
+async function replaceSynced(path: string, text: string): Promise<void> {
+  await writeSynced(`${path}.partial`, text);
+  await rename(`${path}.partial`, path);
+}
+
+/** A checksum file's text, '' when there is none; a file that cannot be read is an error, not a missing sha256. */
+async function readChecksum(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw err;
   }
 }
 
@@ -42,34 +61,45 @@ export class DirectoryStorage implements BackupStorage {
     const path = this.path(name);
     await mkdir(dirname(path), { recursive: true });
     const m = measured(data);
-    // Written aside, flushed to disk and renamed: a reader never sees half a snapshot under the final name,
-    // and a backup reported taken survives a crash of the node (etcdctl syncs its file too).
-    const file = await open(`${path}.partial`, 'w');
-    try {
-      await writeInBlocks(file, m.data, { flushEveryBytes: FLUSH_EVERY_BYTES });
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    const { size, sha256 } = m.result();
-    // The sha256 first, the data's rename last: a put cut short leaves no file without its sha256 (the
-    // operator's node lost between the two would have left one that a change log counts as stored).
+    const partial = `${path}.partial`;
     const checksum = `${path}${CHECKSUM_SUFFIX}`;
+    /** The checksum file before this put wrote its own: undefined until it has, '' when there was none. */
+    let replaced: string | undefined;
+    let renamed = false;
     try {
-      await writeSynced(checksum, `${sha256}\n`);
-      await rename(`${path}.partial`, path);
+      // Written aside, flushed to disk and renamed: a reader never sees half a snapshot under the final name,
+      // and a backup reported taken survives a crash of the node (etcdctl syncs its file too).
+      const file = await open(partial, 'w');
+      try {
+        await writeInBlocks(file, m.data, { flushEveryBytes: FLUSH_EVERY_BYTES });
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      const { size, sha256 } = m.result();
+      // The sha256 first, the data's rename last: a put cut short leaves no file without its sha256 (the
+      // operator's node lost between the two would have left one that a change log counts as stored), and a
+      // file it replaces still reads back meanwhile (`checksumText`).
+      const previous = await readChecksum(checksum);
+      await replaceSynced(checksum, checksumText(sha256, previous));
+      replaced = previous;
+      await rename(partial, path);
+      renamed = true;
       await syncDirectory(dirname(path));
+      if (previous) await replaceSynced(checksum, checksumText(sha256));
+      return { name, size, sha256 };
     } catch (err) {
-      await rm(`${path}.partial`, { force: true }).catch(() => undefined);
-      await rm(checksum, { force: true }).catch(() => undefined);
+      // A failed snapshot's data would fill the volume: periodic names are new each time.
+      await rm(partial, { force: true }).catch(() => undefined);
+      // The file in place is the one before this put: its checksum file goes back to what it was.
+      if (replaced !== undefined && !renamed) await (replaced ? replaceSynced(checksum, replaced) : rm(checksum, { force: true })).catch(() => undefined);
       throw err;
     }
-    return { name, size, sha256 };
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
     const path = this.path(name);
-    const expected = await readFile(`${path}${CHECKSUM_SUFFIX}`, 'utf8').catch(() => '');
+    const expected = await readChecksum(`${path}${CHECKSUM_SUFFIX}`);
     yield* verified(name, createReadStream(path, { highWaterMark: FILE_BLOCK_BYTES }) as AsyncIterable<Buffer>, expected);
   }
 

@@ -3,7 +3,7 @@ import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObject
 import { Readable } from 'node:stream';
 import { MultipartUpload } from './multipart.js';
 import { BufferPool, filledParts } from './parts.js';
-import { CHECKSUM_SUFFIX, committed, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, checksumText, committed, verified } from './storage.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
 export interface S3Settings {
@@ -28,6 +28,16 @@ const STORE_CONNECT_TIMEOUT_MS = 10_000;
 /** Parts of 8 MiB in three buffers used again and again (two sent while the next fills): memory stays bounded whatever the snapshot's size. */
 const PART_BYTES = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
+
+/**
+ * Whether the store answered a request with a client error: it did nothing. Anything else (no answer, a
+ * server error the SDK retried, "no such upload" after a retry whose first try may have completed it) leaves
+ * open whether the request took effect.
+ */
+export function refusedByStore(err: unknown): boolean {
+  const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+  return status >= 400 && status < 500 && status !== 404;
+}
 
 /** Snapshots as objects in one bucket of an S3-compatible store; uploads are multipart and streamed. */
 export class S3Storage implements BackupStorage {
@@ -62,7 +72,10 @@ export class S3Storage implements BackupStorage {
     // in one request, not three.
     let first: Buffer | undefined;
     const checksum = `${name}${CHECKSUM_SUFFIX}`;
-    let checksumWritten = false;
+    /** The checksum file before this put wrote its own: undefined until it has, '' when there was none. */
+    let replaced: string | undefined;
+    /** Whether the object under the name is still the one from before this put (false from its last request on). */
+    let unchanged = true;
     try {
       for await (const part of filledParts(data, pool)) {
         hash.update(part);
@@ -81,25 +94,50 @@ export class S3Storage implements BackupStorage {
       const sha256 = hash.digest('hex');
       // The sha256 goes first and the object appears last (a multipart upload is invisible until completed):
       // a put cut short at any point, the operator killed included, leaves no object without its sha256,
-      // which nothing could read back but a change log would count as stored.
-      await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: checksum, Body: `${sha256}\n` }));
-      checksumWritten = true;
-      if (upload) await upload.complete();
-      else await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: name, Body: first ?? Buffer.alloc(0) }));
+      // which nothing could read back but a change log would count as stored; and an object it replaces
+      // still reads back meanwhile (`checksumText`).
+      const previous = await this.checksumOf(name);
+      await this.putChecksum(checksum, checksumText(sha256, previous));
+      replaced = previous;
+      unchanged = false;
+      try {
+        if (upload) await upload.complete();
+        else await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: name, Body: first ?? Buffer.alloc(0) }));
+      } catch (err) {
+        // A store that answered "no" did nothing; no answer may still have made the new object appear.
+        unchanged = refusedByStore(err);
+        throw err;
+      }
+      if (previous) await this.putChecksum(checksum, checksumText(sha256));
       return { name, size, sha256 };
     } catch (err) {
       await upload?.abort();
-      // Best effort: a sha256 alone lists nothing, but it would stand beside a later object of the same name.
-      if (checksumWritten) await this.client.send(new DeleteObjectsCommand({ Bucket: this.s.bucket, Delete: { Objects: [{ Key: checksum }] } })).catch(() => undefined);
+      // Best effort, and only where the new object is known not to have appeared: the checksum file goes back
+      // to what it was (a sha256 alone lists nothing, but it would stand beside a later object of that name).
+      if (replaced !== undefined && unchanged) {
+        await (replaced ? this.putChecksum(checksum, replaced) : this.client.send(new DeleteObjectsCommand({ Bucket: this.s.bucket, Delete: { Objects: [{ Key: checksum }] } }))).catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  private async putChecksum(key: string, text: string): Promise<void> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.s.bucket, Key: key, Body: text }));
+  }
+
+  /** The text of the object's checksum file, '' when it has none; a store that cannot be asked is an error, not a missing sha256. */
+  private async checksumOf(name: string): Promise<string> {
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: `${name}${CHECKSUM_SUFFIX}` }));
+      return (await answer.Body?.transformToString()) ?? '';
+    } catch (err) {
+      if ((err as Error).name === 'NoSuchKey') return '';
       throw err;
     }
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
-    const sum = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: `${name}${CHECKSUM_SUFFIX}` })).then(
-      (r) => r.Body?.transformToString() ?? '',
-      () => '',
-    );
+    const sum = await this.checksumOf(name);
     const object = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: name }));
     if (!object.Body) throw new Error(`${name}: empty answer`);
     yield* verified(name, object.Body as Readable, sum);

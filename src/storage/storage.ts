@@ -11,7 +11,10 @@ export interface StoredObject {
  * Where snapshots are kept. Data is streamed in and out, never held whole; each object has its sha256
  * beside it (`<name>.sha256`), checked on every read. The sha256 is the commit: it is written before the
  * object appears, so a put cut short at any point leaves no object without it, and an object without it
- * (which could not be read back) is never listed.
+ * (which could not be read back) is never listed. A put that replaces an object (a one-shot backup taken
+ * again) writes its sha256 beside the ones of the object in place (`checksumText`), and the object in place
+ * reads back until the new one appears: a replacement that fails, or is cut short, never costs the last
+ * good backup.
  */
 export interface BackupStorage {
   put(name: string, data: AsyncIterable<Uint8Array>): Promise<StoredObject>;
@@ -64,10 +67,30 @@ export function measured(source: AsyncIterable<Uint8Array>): { data: AsyncIterab
   return { data: pass(), result: () => ({ size, sha256: digest }) };
 }
 
-/** Yields the bytes, then throws if their sha256 is not `expected`. */
+/**
+ * The sha256s a checksum file accepts: the first word of each line (a line of `sha256sum`'s output names the
+ * file after its sum).
+ */
+export function acceptedSums(text: string): string[] {
+  return text.split('\n').map((line) => line.trim().split(/\s+/)[0] ?? '').filter((sum) => sum !== '');
+}
+
+/**
+ * A checksum file's text: `sha256` first, then every sum the file it replaces (`replaced`) accepted. Written
+ * before the object appears, so that until it does the object in place still reads back; once it has, the
+ * put writes `sha256` alone. A put whose last request went unanswered cannot know which object is in place,
+ * so it leaves both accepted: each is a whole object that it or an earlier put wrote, and a changed byte
+ * matches neither.
+ */
+export function checksumText(sha256: string, replaced = ''): string {
+  return [...new Set([sha256, ...acceptedSums(replaced)])].map((sum) => `${sum}\n`).join('');
+}
+
+/** Yields the bytes, then throws if their sha256 is not one that the checksum file's text `expected` accepts. */
 export async function* verified(name: string, source: AsyncIterable<Uint8Array>, expected: string): AsyncIterable<Buffer> {
   const m = measured(source);
   yield* m.data;
   const { sha256 } = m.result();
-  if (sha256 !== expected.trim().split(/\s+/)[0]) throw new ChecksumMismatch(name, expected.trim(), sha256);
+  const accepted = acceptedSums(expected);
+  if (!accepted.includes(sha256)) throw new ChecksumMismatch(name, accepted.join(' or '), sha256);
 }

@@ -4,9 +4,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { S3Storage } from '../../src/storage/s3.js';
 import { CHECKSUM_SUFFIX, ChecksumMismatch } from '../../src/storage/storage.js';
+import { eventually } from '../support/lab.js';
 import { startMinio, storedKeys } from '../support/minio.js';
 import { storeRelay } from '../support/store-relay.js';
 
@@ -118,4 +119,49 @@ test('S3 storage on a real MinIO: the sha256 is written before the object appear
   await minio.client.send(new PutObjectCommand({ Bucket: 'snapshots', Key: 'c/orphan.db', Body: 'x' }));
   await storage.put('c/ok.db', Readable.from([Buffer.from('y')]));
   assert.deepEqual(await storage.list('c/'), ['c/ok.db']);
+});
+
+test('S3 storage on a real MinIO: a put that replaces an object and fails at its last request, or is held there (its writer killed), leaves the object it replaces readable', async (t) => {
+  const minio = await startMinio(t, 'snapshots');
+  const relay = await storeRelay(t, minio.endpoint);
+  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
+  t.after(() => { storage.destroy(); });
+  const readBack = async (name: string): Promise<Buffer> => {
+    const read: Buffer[] = [];
+    for await (const c of storage.get(name)) read.push(c);
+    return Buffer.concat(read);
+  };
+  const sumText = async (name: string): Promise<string> => (await (await minio.client.send(new GetObjectCommand({ Bucket: 'snapshots', Key: `${name}${CHECKSUM_SUFFIX}` }))).Body?.transformToString()) ?? '';
+  const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+  // The request that makes each kind of object appear: a multipart upload's completion, a small object's PUT.
+  const completing = (method: string, path: string): boolean => method === 'POST' && /[?&]uploadId=/.test(path);
+  const smallPut = (method: string, path: string): boolean => method === 'PUT' && path.split('?')[0] === '/snapshots/c/small.db';
+
+  // A one-shot backup taken, then taken again: 20 MiB (a multipart upload) and 1 KB (one request).
+  const first = randomBytes(20 * 1024 * 1024);
+  const firstSmall = randomBytes(1000);
+  await storage.put('c/once.db', Readable.from([first]));
+  await storage.put('c/small.db', Readable.from([firstSmall]));
+
+  // The link breaks for the request that would make the replacement appear: both puts fail.
+  relay.refuse((method, path) => completing(method, path) || smallPut(method, path));
+  await assert.rejects(storage.put('c/once.db', Readable.from([randomBytes(20 * 1024 * 1024)])));
+  await assert.rejects(storage.put('c/small.db', Readable.from([randomBytes(1000)])));
+  assert.ok(relay.refused.some((r) => completing(r.method, r.path)) && relay.refused.some((r) => smallPut(r.method, r.path)), `both were cut: ${JSON.stringify(relay.refused)}`);
+  assert.deepEqual(await storage.list('c/'), ['c/once.db', 'c/small.db'], 'the objects they would have replaced are still listed');
+  assert.ok((await readBack('c/once.db')).equals(first), 'and read back through their sha256');
+  assert.ok((await readBack('c/small.db')).equals(firstSmall));
+
+  // The writer stops for good just before the replacement appears (killed there): the old object reads back.
+  relay.heal();
+  relay.hold(completing, 1);
+  const second = randomBytes(20 * 1024 * 1024);
+  const replacing = storage.put('c/once.db', Readable.from([second]));
+  await eventually('the replacement\'s completion held', 30_000, () => Promise.resolve(relay.held.length === 1 ? true : undefined));
+  assert.ok((await readBack('c/once.db')).equals(first), 'the object in place reads back while its replacement is pending');
+  // The held request is cut and sent again: the replacement appears, and its sha256 alone stays.
+  relay.heal();
+  assert.equal((await replacing).sha256, sha(second));
+  assert.ok((await readBack('c/once.db')).equals(second));
+  assert.equal(await sumText('c/once.db'), `${sha(second)}\n`);
 });

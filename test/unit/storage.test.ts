@@ -1,14 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DirectoryStorage } from '../../src/storage/directory.js';
-import { ChecksumMismatch, committed, measured } from '../../src/storage/storage.js';
+import { ChecksumMismatch, acceptedSums, checksumText, committed, measured, verified } from '../../src/storage/storage.js';
+import { refusedByStore } from '../../src/storage/s3.js';
 import { FILE_BLOCK_BYTES, writeInBlocks } from '../../src/storage/file-blocks.js';
 import { datedPeriodicBackups, periodicName } from '../../src/storage/naming.js';
 import { expired, parseTiers, tiersArg } from '../../src/storage/retention.js';
@@ -58,6 +59,51 @@ test('an object is listed only with its sha256 beside it; a put that cannot writ
   await assert.rejects(store.put('cluster/snap_v3', chunks(4, 1024)), /EISDIR/);
   assert.equal(existsSync(join(root, 'cluster/snap_v3')), false);
   assert.deepEqual(await store.list('cluster/snap'), ['cluster/snap_v1']);
+});
+
+test('a put that replaces a file and fails leaves the file it replaces readable and nothing of its own; one that succeeds leaves its sha256 alone', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'backups-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const store = new DirectoryStorage(root);
+  const first = await store.put('cluster/once.db', chunks(8, 1024));
+  async function* broken(): AsyncIterable<Buffer> {
+    yield Buffer.alloc(4096, 7);
+    await Promise.resolve();
+    throw new Error('snapshot: connection reset');
+  }
+  await assert.rejects(store.put('cluster/once.db', broken()), /connection reset/);
+  assert.equal((await drain(store.get('cluster/once.db'))).length, 8 * 1024, 'the old file reads back through its sha256');
+  assert.deepEqual(readdirSync(join(root, 'cluster')).sort(), ['once.db', 'once.db.sha256'], 'no partial file is left to fill the volume');
+  assert.equal(readFileSync(join(root, 'cluster/once.db.sha256'), 'utf8'), `${first.sha256}\n`);
+
+  const second = await store.put('cluster/once.db', chunks(2, 1024));
+  assert.equal(readFileSync(join(root, 'cluster/once.db.sha256'), 'utf8'), `${second.sha256}\n`, 'the replaced file\'s sha256 is dropped once the new one is in place');
+  // A checksum file that cannot be read is not taken for a missing one: the put stops before replacing anything.
+  rmSync(join(root, 'cluster/once.db.sha256'));
+  mkdirSync(join(root, 'cluster/once.db.sha256'));
+  await assert.rejects(store.put('cluster/once.db', chunks(1, 10)), /EISDIR/);
+  await assert.rejects(drain(store.get('cluster/once.db')), /EISDIR/);
+});
+
+test('a checksum file written for a replacement accepts the new object and the one in place, and nothing else', async () => {
+  const [a, b, c] = ['a', 'b', 'c'].map((x) => createHash('sha256').update(x).digest('hex'));
+  assert.equal(checksumText(b ?? '', `${a ?? ''}\n`), `${b ?? ''}\n${a ?? ''}\n`);
+  assert.equal(checksumText(c ?? '', `${b ?? ''}\n${a ?? ''}\n`), `${c ?? ''}\n${b ?? ''}\n${a ?? ''}\n`, 'every object that may be in place stays accepted');
+  assert.equal(checksumText(a ?? '', `${a ?? ''}\n`), `${a ?? ''}\n`, 'the same object twice is one line');
+  assert.deepEqual(acceptedSums(`${a ?? ''}  snap.db\n`), [a], 'sha256sum\'s output: the sum, then the file name');
+  for (const held of ['a', 'b']) assert.equal((await drain(verified('o', Readable.from([Buffer.from(held)]), `${b ?? ''}\n${a ?? ''}\n`))).toString(), held);
+  await assert.rejects(drain(verified('o', Readable.from([Buffer.from('c')]), `${b ?? ''}\n${a ?? ''}\n`)), (err: unknown) => err instanceof ChecksumMismatch && err.message.includes(' or '));
+});
+
+test('a store\'s answer says a request did nothing only when it refused it; no answer, a retried server error or a missing upload leave it open', () => {
+  const answered = (httpStatusCode?: number): unknown => Object.assign(new Error('x'), { $metadata: httpStatusCode === undefined ? {} : { httpStatusCode } });
+  assert.equal(refusedByStore(answered(400)), true);
+  assert.equal(refusedByStore(answered(403)), true);
+  assert.equal(refusedByStore(answered(404)), false, 'no such upload: a try before may have completed it');
+  assert.equal(refusedByStore(answered(500)), false);
+  assert.equal(refusedByStore(answered(503)), false);
+  assert.equal(refusedByStore(answered()), false, 'a connection cut before any answer');
+  assert.equal(refusedByStore(new Error('ECONNRESET')), false);
 });
 
 test('periodic backup names follow CoreOS, order by time, and retention keeps the newest', () => {
