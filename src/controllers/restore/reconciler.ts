@@ -99,6 +99,10 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     return { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is starting from the snapshot` };
   }
   if (restore.status?.phase === 'Restoring' && restore.status.reason !== POINT_CHOSEN) {
+    // The cache may not have seen the cluster this restore made yet (its watch lags): only the API server's own
+    // answer that it is gone fails the restore, for good.
+    const live = await d.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${target}`).catch(ignoreStatus(404));
+    if (live) return { phase: 'Restoring', reason: restore.status.reason ?? 'ClusterCreated', message: `EtcdCluster ${target} exists; waiting to see it start` };
     return { phase: 'Failed', reason: 'ClusterDeleted', message: `EtcdCluster ${target} was deleted during the restore` };
   }
   const chosen = restore.status?.pointInTime;
