@@ -3,7 +3,7 @@ import { ignoreStatus } from '../../runtime/transport.js';
 import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
-import type { BackupStatus, EtcdBackup, RestoreSpec } from '../../api/etcd-backup.js';
+import type { BackupStatus, EtcdBackup, EtcdRestore, RestoreSpec } from '../../api/etcd-backup.js';
 import { ownedBy } from '../../k8s/owner.js';
 import { ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { contentDigest } from '../../etcd/digest.js';
@@ -43,17 +43,18 @@ export function verifyName(backup: string): string {
  */
 export async function verificationStep(d: BackupReconcilerDeps, backup: EtcdBackup, log: Logger): Promise<number | undefined> {
   const asked = backup.spec.verification;
-  if (!asked) return undefined;
   const current = backup.status?.verification;
+  // Called off while it runs: its disposable cluster would otherwise run on until the backup is deleted.
+  if (!asked) return current?.running ? callOff(d, backup, current.running, log) : undefined;
   if (current?.running) return follow(d, backup, current.running, log);
   const last = backup.status?.lastBackup;
   if (!backup.status?.succeeded || !last?.path) return FOLLOW_MS * 10;
   const intervalMs = asked.intervalInSecond * 1000;
   const since = Date.now() - Date.parse(current?.lastAttemptAt ?? '');
   if (Number.isFinite(since) && since < intervalMs) return intervalMs - since;
-  // The last one's cluster is still being collected: a new restore of the same name would take it for its own.
-  if (d.clusters.get(backup.metadata.namespace, verifyName(backup.metadata.name))) return FOLLOW_MS;
   try {
+    // The last one's cluster is still being collected: a new restore of the same name would take it for its own.
+    if (await leftBehind(d, backup, log)) return FOLLOW_MS;
     await start(d, backup, last.path, log);
   } catch (err) {
     // Not the backup's fault (rights, the API server): said on the condition, tried again later.
@@ -65,6 +66,41 @@ export async function verificationStep(d: BackupReconcilerDeps, backup: EtcdBack
     return FOLLOW_MS * 10;
   }
   return FOLLOW_MS;
+}
+
+const restorePath = (namespace: string | undefined, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace ?? ''}/etcdrestores/${name}`;
+
+/**
+ * Whether a verification's restore or cluster is still there, though none runs: being collected (a verdict
+ * was just recorded), or left behind (the operator stopped before deleting it, or the delete failed). A
+ * restore of ours left behind is deleted, its cluster with it, once the API server confirms that the backup
+ * has no verification running; anything else of that name is reported, never touched.
+ */
+async function leftBehind(d: BackupReconcilerDeps, backup: EtcdBackup, log: Logger): Promise<boolean> {
+  const { namespace, name } = backup.metadata;
+  const target = verifyName(name);
+  const restore = d.restores.get(namespace, target);
+  if (!restore) return d.clusters.get(namespace, target) !== undefined;
+  if (restore.metadata.annotations?.[ANNOTATION_VERIFIES] !== name) throw new Error(`EtcdRestore ${target} exists and is not this backup's verification; rename or delete it`);
+  if (restore.metadata.deletionTimestamp) return true;
+  const live = (await d.transport.call('GET', backupPath(backup))) as EtcdBackup;
+  if (live.status?.verification?.running) return true;
+  await d.transport.call('DELETE', restorePath(namespace, target), { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: restore.metadata.uid } }).catch(ignoreStatus(404));
+  log.info({ restore: target }, 'verification: a restore left behind by an earlier one deleted');
+  return true;
+}
+
+/** Deletes a running verification's restore (its cluster goes with it) and forgets it: no longer asked for. */
+async function callOff(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonNullable<Verification['running']>, log: Logger): Promise<undefined> {
+  const target = running.restore ?? '';
+  await d.transport.call('DELETE', restorePath(backup.metadata.namespace, target)).catch(ignoreStatus(404));
+  await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => {
+    const verification = { ...cur.status?.verification };
+    delete verification.running;
+    return { ...cur.status, verification };
+  });
+  log.info({ restore: target }, 'verification called off: spec.verification removed');
+  return undefined;
 }
 
 /**
@@ -97,7 +133,12 @@ async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string
   await d.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores`, {
     apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore',
     metadata: { name: target, annotations: { [ANNOTATION_VERIFIES]: name }, ownerReferences: [ownedBy('EtcdBackup', name, uid)] }, spec: restoreSpec,
-  }).catch(ignoreStatus(409));
+  }).catch(async (err: unknown) => {
+    ignoreStatus(409)(err);
+    // One of ours whose start was not recorded (the operator stopped between the two writes) is followed; another's is not touched.
+    const existing = (await d.transport.call('GET', restorePath(namespace, target))) as EtcdRestore;
+    if (existing.metadata.annotations?.[ANNOTATION_VERIFIES] !== name) throw new Error(`EtcdRestore ${target} exists and is not this backup's verification; rename or delete it`);
+  });
   const now = rfc3339(Date.now());
   await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => ({
     ...cur.status, verification: { ...cur.status?.verification, lastAttemptAt: now, running: { restore: target, object, startedAt: now, ...point } },
@@ -140,7 +181,8 @@ async function follow(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonN
   if (!verdict) return FOLLOW_MS;
   await record(d, backup, running, verdict, restoreSeconds, log);
   // The disposable cluster is owned by its restore, which is ours alone (named for this backup, owned by it): both go.
-  await d.transport.call('DELETE', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores/${target}`).catch(ignoreStatus(404));
+  // If this fails, or the operator stops first, the next verification finds it left behind and deletes it then.
+  await d.transport.call('DELETE', restorePath(namespace, target)).catch(ignoreStatus(404));
   const intervalMs = (backup.spec.verification?.intervalInSecond ?? 0) * 1000;
   return Math.max(FOLLOW_MS, intervalMs - elapsedMs);
 }
@@ -204,6 +246,6 @@ async function record(d: BackupReconcilerDeps, backup: EtcdBackup, running: NonN
   });
   d.metrics.verified(namespace, name, v.result === 'passed' ? { result: 'passed', atMs: now, revision: v.revision, ...(restoreSeconds === undefined ? {} : { restoreSeconds }) } : { result: v.result });
   await d.events.record({ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid },
-    v.result === 'passed' ? 'Normal' : 'Warning', v.result === 'passed' ? 'BackupVerified' : 'VerificationFailed', condition.message);
+    v.result === 'passed' ? 'Normal' : 'Warning', { passed: 'BackupVerified', failed: 'VerificationFailed', inconclusive: 'VerificationInconclusive' }[v.result], condition.message);
   log.info({ verdict: v, restoreSeconds }, 'verification done');
 }
