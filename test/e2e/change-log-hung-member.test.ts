@@ -3,24 +3,12 @@
 // log: it gives the silent member up and follows another, instead of waiting on it for ever.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventually } from '../support/lab.js';
-import { isReady, testbed } from '../support/cluster-testbed.js';
 import { etcdStatus } from '../support/etcd-gateway.js';
-import { changeLogThrough, createBackup, writingUntil } from '../support/backup-bed.js';
+import { backupBed, changeLogThrough, createBackup, writingUntil } from '../support/backup-bed.js';
 import { inject } from '../support/faults.js';
-import { startMinio } from '../support/minio.js';
-import { startOperator } from '../support/operator-process.js';
 
 test('a change log whose member hangs follows another member and catches up, RPO back under 10 s', async (t) => {
-  const bed = await testbed(t, 'log-hang');
-  const minio = await startMinio(t, 'backups');
-  await bed.secret('aws', minio.awsSecretData);
-  const operator = startOperator(t, bed.namespace);
-  await bed.create('src', { size: 3 });
-  const members = await eventually('the source: 3 members ready', 180_000, async () => {
-    const pods = await bed.pods('src');
-    return (await bed.get('src')).status?.phase === 'Running' && pods.length === 3 && pods.every(isReady) ? pods : undefined;
-  });
+  const { bed, minio, operator, members } = await backupBed(t, 'log-hang', 3);
   await createBackup(bed, 'live', {
     clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
     backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },

@@ -1,5 +1,7 @@
 import type { TestContext } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import { ignoreStatus } from '../../src/runtime/transport.js';
 import type { BackupSpec, EtcdBackup, EtcdRestore, RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from './lab.js';
 import { etcdPutMany } from './etcd-gateway.js';
@@ -12,19 +14,20 @@ import type { TestOperator } from './operator-process.js';
 
 /**
  * Where a backup's test starts: its namespace with an operator, a MinIO with the bucket `backups` and its
- * CoreOS `aws` Secret, and a one-member cluster `src` ready to be written to and backed up.
+ * CoreOS `aws` Secret, and a cluster `src` of `size` members (their pods returned) ready to be written to and
+ * backed up.
  */
-export async function backupBed(t: TestContext, prefix: string): Promise<{ bed: Testbed; minio: Minio; operator: TestOperator }> {
+export async function backupBed(t: TestContext, prefix: string, size = 1): Promise<{ bed: Testbed; minio: Minio; operator: TestOperator; members: V1Pod[] }> {
   const bed = await testbed(t, prefix);
   const minio = await startMinio(t, 'backups');
   await bed.secret('aws', minio.awsSecretData);
   const operator = startOperator(t, bed.namespace);
-  await bed.create('src', { size: 1 });
-  await eventually('the source ready', 120_000, async () => {
+  await bed.create('src', { size });
+  const members = await eventually(`the source: ${size} members ready`, 60_000 * (size + 1), async () => {
     const pods = await bed.pods('src');
-    return (await bed.get('src')).status?.phase === 'Running' && pods.length === 1 && pods.every(isReady) ? true : undefined;
+    return (await bed.get('src')).status?.phase === 'Running' && pods.length === size && pods.every(isReady) ? pods : undefined;
   });
-  return { bed, minio, operator };
+  return { bed, minio, operator, members };
 }
 
 const backups = (bed: Testbed): string => `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups`;
@@ -50,9 +53,14 @@ export async function createRestore(bed: Testbed, name: string, spec: RestoreSpe
   await bed.transport.call('POST', restores(bed), { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', metadata: { name }, spec });
 }
 
+/** The restore as the API server has it; undefined when there is none. */
+export const getRestore = (bed: Testbed, name: string): Promise<EtcdRestore | undefined> =>
+  bed.transport.call('GET', `${restores(bed)}/${name}`).then((r) => r as EtcdRestore, (err: unknown) => { ignoreStatus(404)(err); return undefined; });
+
 /** The restore once it has ended, Completed or Failed (its status says which and why); undefined while it runs. */
 export async function restoreEnded(bed: Testbed, name: string): Promise<EtcdRestore | undefined> {
-  const r = (await bed.transport.call('GET', `${restores(bed)}/${name}`)) as EtcdRestore;
+  const r = await getRestore(bed, name);
+  if (!r) throw new Error(`EtcdRestore ${name} not found`);
   return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
 }
 

@@ -67,5 +67,8 @@ export async function replay(r: ReplayRequest): Promise<number> {
     }
     r.log.info({ through: at, target: r.target }, 'change log replayed');
   }
+  // Stopped short with time left: no stored chunk holds the next revision (removed since the point was
+  // chosen, by retention or by hand). Another pass would find the same, for ever.
+  if (at < r.target && Date.now() < r.untilMs) throw new ReplayError('ChangeLogIncomplete', `the change log has no revision ${at + 1}: its chunk is no longer stored`);
   return at;
 }
