@@ -40,7 +40,7 @@ export interface BackupThroughput {
    * service does that work on its own machines; on this lab it takes the cores etcd and the operator need.
    */
   s3LeanStream: Summary;
-  /** CPU seconds (medians) over an S3 backup's stream: the operator's and MinIO's (strict, then lean); MinIO's over curl's PUT. */
+  /** CPU seconds (medians) over an S3 backup, created to succeeded: the operator's and MinIO's (strict, then lean); MinIO's over curl's PUT. */
   cpu: { operatorS3: number; minioS3: number; operatorS3Lean: number; minioS3Lean: number; minioCeiling: number };
   /** EtcdBackup to a volume, created → succeeded: a pod of the operator image streams it into a file on the claim. */
   volume: Summary;

@@ -8,7 +8,7 @@ export interface AwsProfile {
   region: string;
 }
 
-export function parseIni(text: string): Map<string, Map<string, string>> {
+function parseIni(text: string): Map<string, Map<string, string>> {
   const sections = new Map<string, Map<string, string>>();
   let current: Map<string, string> | undefined;
   for (const raw of text.split(/\r?\n/)) {
@@ -29,10 +29,10 @@ export function parseIni(text: string): Map<string, Map<string, string>> {
   return sections;
 }
 
-export function awsProfile(credentials: string, config: string, fallbackRegion = 'us-east-1'): AwsProfile {
+export function awsProfile(credentials: string, config: string): AwsProfile {
   const creds = parseIni(credentials).get('default');
   const accessKeyId = creds?.get('aws_access_key_id');
   const secretAccessKey = creds?.get('aws_secret_access_key');
   if (!accessKeyId || !secretAccessKey) throw new Error('the credentials file has no [default] aws_access_key_id and aws_secret_access_key');
-  return { accessKeyId, secretAccessKey, region: parseIni(config).get('default')?.get('region') ?? fallbackRegion };
+  return { accessKeyId, secretAccessKey, region: parseIni(config).get('default')?.get('region') ?? 'us-east-1' };
 }

@@ -138,7 +138,7 @@ export function coveredRuns(chunks: readonly ChunkName[]): Hole[] {
 }
 
 /** "100-250, 300-420": the stretches the chunks hold. */
-export const describeCoverage = (chunks: readonly ChunkName[]): string => coveredRuns(chunks).map((r) => `${r.from}-${r.to}`).join(', ');
+const describeCoverage = (chunks: readonly ChunkName[]): string => coveredRuns(chunks).map((r) => `${r.from}-${r.to}`).join(', ');
 
 /**
  * The revision the store was at, at `atMs`, as the log saw it: the last revision received by then. `read`

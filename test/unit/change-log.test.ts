@@ -113,7 +113,7 @@ test('a time maps to the last revision the log had received by then', async () =
 });
 
 test('change log status: following, behind, a gap kept across restarts, waiting for the first snapshot', () => {
-  const base = { chunksWritten: 3, gaps: [] };
+  const base = { gaps: [] };
   const following = changeLogStatus({ ...base, fromRevision: 5, throughRevision: 80, confirmedAtMs: 10_000 }, undefined, 12_500, 5);
   assert.deepEqual(following.changeLog, { fromRevision: 5, throughRevision: 80, confirmedAt: '1970-01-01T00:00:10Z', rpoSeconds: 3 });
   assert.deepEqual([following.condition.status, following.condition.reason], ['True', 'Following']);

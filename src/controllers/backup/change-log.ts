@@ -35,7 +35,6 @@ export interface ChangeLogState {
   throughRevision?: number;
   /** When etcd was last asked for the progress that is now stored: the RPO is the time since. */
   confirmedAtMs?: number;
-  chunksWritten: number;
   gaps: Gap[];
   /** The log waits for a full snapshot at or after this revision (a gap, or no snapshot yet). */
   needsSnapshotFrom?: number;
@@ -65,7 +64,7 @@ export const GAPS_KEPT = 10;
  * snapshot (asked for through `needsSnapshotFrom`).
  */
 export class ChangeLog {
-  private readonly state: ChangeLogState = { chunksWritten: 0, gaps: [] };
+  private readonly state: ChangeLogState = { gaps: [] };
   private readonly stopped = new AbortController();
   readonly done: Promise<void>;
 
@@ -209,7 +208,6 @@ export class ChangeLog {
       const body = encodeChunk(revisions);
       const data = Readable.from([body]);
       await this.s.storage.put(name, seals(this.s.sealing) ? seal(data, this.s.sealing) : data);
-      this.state.chunksWritten++;
     }
     this.state.throughRevision = through;
     this.state.confirmedAtMs = askedAt;

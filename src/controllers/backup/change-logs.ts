@@ -26,10 +26,6 @@ export class ChangeLogs {
     return log;
   }
 
-  get(key: string): ChangeLog | undefined {
-    return this.running.get(key)?.log;
-  }
-
   async stop(key: string): Promise<void> {
     const current = this.running.get(key);
     if (!current) return;
@@ -41,7 +37,7 @@ export class ChangeLogs {
 
 /**
  * The status of a change log: what the log holds now, the gaps recorded before (a restart forgets its own,
- * the status keeps them), and a condition that says whether it is following. Stale means no confirmation
+ * the status keeps them), and a condition that says whether it is following. Behind means no confirmation
  * for three chunk periods.
  */
 export function changeLogStatus(

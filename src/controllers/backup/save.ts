@@ -59,11 +59,11 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
     r.log.info({ removed: old }, 'old backup removed (retention)');
   }
   const kept = datedPeriodicBackups(await r.storage.list(`${r.base}_v`), r.base);
-  const oldest = kept[0];
-  if (r.changeLog && oldest) {
-    const unneeded = prunableChunks(chunksOf(await r.storage.list(changeLogPrefix(r.base)), r.base), Math.min(...kept.map((k) => k.revision)));
+  if (r.changeLog && kept.length > 0) {
+    const before = Math.min(...kept.map((k) => k.revision));
+    const unneeded = prunableChunks(chunksOf(await r.storage.list(changeLogPrefix(r.base)), r.base), before);
     for (const chunk of unneeded) await r.storage.remove(chunk.name);
-    if (unneeded.length > 0) r.log.info({ removed: unneeded.length, before: oldest.revision }, 'change log chunks no kept snapshot needs removed');
+    if (unneeded.length > 0) r.log.info({ removed: unneeded.length, before }, 'change log chunks no kept snapshot needs removed');
   }
   return { object, revision, version, seconds, kept: kept.length };
 }
