@@ -9,6 +9,7 @@ import { S3Storage } from '../../src/storage/s3.js';
 import { CHECKSUM_SUFFIX, ChecksumMismatch } from '../../src/storage/storage.js';
 import { eventually } from '../support/lab.js';
 import { startMinio, storedKeys } from '../support/minio.js';
+import type { Minio } from '../support/minio.js';
 import { storeRelay } from '../support/store-relay.js';
 
 /** A loopback TCP relay to `target` that keeps the request heads the client sent through it. */
@@ -30,13 +31,25 @@ async function recordingRelay(t: { after(fn: () => unknown): void }, target: URL
   };
 }
 
+/** S3 storage on the bucket `snapshots` of `minio`, reached through `endpoint` (a relay's); destroyed when the test ends. */
+function snapshotsVia(t: { after(fn: () => unknown): void }, minio: Minio, endpoint: string): S3Storage {
+  const storage = new S3Storage({ bucket: 'snapshots', endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
+  t.after(() => { storage.destroy(); });
+  return storage;
+}
+
+async function drain(it: AsyncIterable<Buffer>): Promise<Buffer> {
+  const read: Buffer[] = [];
+  for await (const c of it) read.push(c);
+  return Buffer.concat(read);
+}
+
 const header = (head: string, name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'mi').exec(head)?.[1]?.trim();
 
 test('S3 storage on a real MinIO: parts go unsigned, the checksum object is signed, and a changed object is refused on read', async (t) => {
   const minio = await startMinio(t, 'snapshots');
   const relay = await recordingRelay(t, new URL(minio.endpoint));
-  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
-  t.after(() => { storage.destroy(); });
+  const storage = snapshotsVia(t, minio, relay.endpoint);
 
   // 20 MiB: three 8 MiB parts of a multipart upload.
   const data = randomBytes(20 * 1024 * 1024);
@@ -51,9 +64,7 @@ test('S3 storage on a real MinIO: parts go unsigned, the checksum object is sign
   const checksumPut = heads.find((h) => (h.split('\r\n')[0] ?? '').includes('/snapshots/c/snap.db.sha256'));
   assert.match(header(checksumPut ?? '', 'x-amz-content-sha256') ?? '', /^[0-9a-f]{64}$/, 'the checksum object is sent with its payload signed');
 
-  const read: Buffer[] = [];
-  for await (const c of storage.get('c/snap.db')) read.push(c);
-  assert.ok(Buffer.concat(read).equals(data), 'read back whole');
+  assert.ok((await drain(storage.get('c/snap.db'))).equals(data), 'read back whole');
 
   // Bytes changed on the way or at rest: the signed checksum beside the object catches them.
   const changed = Buffer.from(data);
@@ -65,13 +76,8 @@ test('S3 storage on a real MinIO: parts go unsigned, the checksum object is sign
 test('S3 storage on a real MinIO: a small object in one request, an empty one, a part boundary at the end, and a stream that fails mid-way leaves nothing', async (t) => {
   const minio = await startMinio(t, 'snapshots');
   const relay = await recordingRelay(t, new URL(minio.endpoint));
-  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
-  t.after(() => { storage.destroy(); });
-  const readBack = async (name: string): Promise<Buffer> => {
-    const read: Buffer[] = [];
-    for await (const c of storage.get(name)) read.push(c);
-    return Buffer.concat(read);
-  };
+  const storage = snapshotsVia(t, minio, relay.endpoint);
+  const readBack = (name: string): Promise<Buffer> => drain(storage.get(name));
   const partRequests = (): number => relay.heads().filter((h) => /^PUT \S*[?&]partNumber=/.test(h)).length;
 
   const small = randomBytes(100_000);
@@ -102,8 +108,7 @@ test('S3 storage on a real MinIO: a small object in one request, an empty one, a
 test('S3 storage on a real MinIO: the sha256 is written before the object appears, so a put cut at its sha256 leaves nothing; an object without its sha256 is not listed', async (t) => {
   const minio = await startMinio(t, 'snapshots');
   const relay = await storeRelay(t, minio.endpoint);
-  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
-  t.after(() => { storage.destroy(); });
+  const storage = snapshotsVia(t, minio, relay.endpoint);
 
   relay.refuse((method, path) => method === 'PUT' && (path.split('?')[0] ?? '').endsWith(CHECKSUM_SUFFIX));
   // A multipart upload (20 MiB) and a single request (a change log chunk's size).
@@ -124,13 +129,8 @@ test('S3 storage on a real MinIO: the sha256 is written before the object appear
 test('S3 storage on a real MinIO: a put that replaces an object and fails at its last request, or is held there (its writer killed), leaves the object it replaces readable', async (t) => {
   const minio = await startMinio(t, 'snapshots');
   const relay = await storeRelay(t, minio.endpoint);
-  const storage = new S3Storage({ bucket: 'snapshots', endpoint: relay.endpoint, forcePathStyle: true, region: 'us-east-1', accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey });
-  t.after(() => { storage.destroy(); });
-  const readBack = async (name: string): Promise<Buffer> => {
-    const read: Buffer[] = [];
-    for await (const c of storage.get(name)) read.push(c);
-    return Buffer.concat(read);
-  };
+  const storage = snapshotsVia(t, minio, relay.endpoint);
+  const readBack = (name: string): Promise<Buffer> => drain(storage.get(name));
   const sumText = async (name: string): Promise<string> => (await (await minio.client.send(new GetObjectCommand({ Bucket: 'snapshots', Key: `${name}${CHECKSUM_SUFFIX}` }))).Body?.transformToString()) ?? '';
   const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
   // The request that makes each kind of object appear: a multipart upload's completion, a small object's PUT.
