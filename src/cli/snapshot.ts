@@ -22,8 +22,9 @@ export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--
                                    [--compression None|Brotli|Gzip] [--key-dir DIR --key-id ID]
   Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).`;
 
+/** One JSON log line of the `snapshot` command, fetch or save alike. */
 const say = (msg: string, fields: Record<string, unknown> = {}): void => {
-  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), component: 'snapshot-fetch', msg, ...fields })}\n`);
+  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), component: 'snapshot', msg, ...fields })}\n`);
 };
 
 export async function snapshotCommand(argv: string[]): Promise<number> {
