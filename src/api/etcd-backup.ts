@@ -200,3 +200,6 @@ export interface EtcdRestore {
   spec: RestoreSpec;
   status?: RestoreStatus;
 }
+
+/** An EtcdRestore's path on the API server. */
+export const restorePath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores/${name}`;

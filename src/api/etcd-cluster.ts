@@ -6,6 +6,8 @@ import type { Infer } from './schema.js';
 
 export const GROUP = 'etcd.database.coreos.com';
 export const VERSION = 'v1beta2';
+/** An EtcdCluster's path on the API server. */
+export const clusterPath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
 export const DEFAULT_REPOSITORY = 'quay.io/coreos/etcd';
 export const DEFAULT_ETCD_VERSION = '3.5.17';
 /** Semantic version; a leading "v" is tolerated, as the CoreOS operator did. */

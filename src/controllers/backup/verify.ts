@@ -3,6 +3,7 @@ import { ignoreStatus } from '../../runtime/transport.js';
 import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION } from '../../api/etcd-cluster.js';
+import { restorePath } from '../../api/etcd-backup.js';
 import type { BackupStatus, EtcdBackup, EtcdRestore, RestoreSpec } from '../../api/etcd-backup.js';
 import { ownedBy } from '../../k8s/owner.js';
 import { ANNOTATION_VERIFIES } from '../../k8s/labels.js';
@@ -68,8 +69,6 @@ export async function verificationStep(d: BackupReconcilerDeps, backup: EtcdBack
   return FOLLOW_MS;
 }
 
-const restorePath = (namespace: string | undefined, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace ?? ''}/etcdrestores/${name}`;
-
 /**
  * Whether a verification's restore or cluster is still there, though none runs: being collected (a verdict
  * was just recorded), or left behind (the operator stopped before deleting it, or the delete failed). A
@@ -81,13 +80,18 @@ async function leftBehind(d: BackupReconcilerDeps, backup: EtcdBackup, log: Logg
   const target = verifyName(name);
   const restore = d.restores.get(namespace, target);
   if (!restore) return d.clusters.get(namespace, target) !== undefined;
-  if (restore.metadata.annotations?.[ANNOTATION_VERIFIES] !== name) throw new Error(`EtcdRestore ${target} exists and is not this backup's verification; rename or delete it`);
+  refuseUnlessOurs(restore, name);
   if (restore.metadata.deletionTimestamp) return true;
   const live = (await d.transport.call('GET', backupPath(backup))) as EtcdBackup;
   if (live.status?.verification?.running) return true;
   await d.transport.call('DELETE', restorePath(namespace, target), { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: restore.metadata.uid } }).catch(ignoreStatus(404));
   log.info({ restore: target }, 'verification: a restore left behind by an earlier one deleted');
   return true;
+}
+
+/** Throws for a restore of a verification's name that is not the backup's own: it is reported, never followed or deleted. */
+function refuseUnlessOurs(restore: EtcdRestore, backup: string): void {
+  if (restore.metadata.annotations?.[ANNOTATION_VERIFIES] !== backup) throw new Error(`EtcdRestore ${restore.metadata.name} exists and is not this backup's verification; rename or delete it`);
 }
 
 /** Deletes a running verification's restore (its cluster goes with it) and forgets it: no longer asked for. */
@@ -136,8 +140,7 @@ async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string
   }).catch(async (err: unknown) => {
     ignoreStatus(409)(err);
     // One of ours whose start was not recorded (the operator stopped between the two writes) is followed; another's is not touched.
-    const existing = (await d.transport.call('GET', restorePath(namespace, target))) as EtcdRestore;
-    if (existing.metadata.annotations?.[ANNOTATION_VERIFIES] !== name) throw new Error(`EtcdRestore ${target} exists and is not this backup's verification; rename or delete it`);
+    refuseUnlessOurs((await d.transport.call('GET', restorePath(namespace, target))) as EtcdRestore, name);
   });
   const now = rfc3339(Date.now());
   await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (cur) => ({

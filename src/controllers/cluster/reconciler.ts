@@ -7,7 +7,7 @@ import type { Store } from '../../runtime/store.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
-import { GROUP, VERSION } from '../../api/etcd-cluster.js';
+import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
@@ -223,8 +223,6 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     };
   }
 }
-
-const clusterPath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
 
 /** The nodes the pods are scheduled to, by name, each read with `read`. */
 async function nodesOf(pods: V1Pod[], read: (name: string) => Promise<V1Node | undefined>): Promise<Map<string, V1Node>> {

@@ -6,8 +6,9 @@ import type { Store } from '../../runtime/store.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
-import { GROUP, VERSION } from '../../api/etcd-cluster.js';
+import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
+import { restorePath } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { ownedBy } from '../../k8s/owner.js';
@@ -58,7 +59,7 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
     if (phase === 'Completed' || phase === 'Failed') return undefined;
 
     const outcome = await progress(d, restore, log);
-    const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores/${name}`;
+    const path = restorePath(namespace, name);
     const generation = restore.metadata.generation;
     await writeStatus<RestoreStatus, EtcdRestore>(d.transport, path, restore, (current) => {
       const pointInTime = outcome.pointInTime ?? current.status?.pointInTime;
@@ -101,7 +102,7 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
   if (restore.status?.phase === 'Restoring' && restore.status.reason !== POINT_CHOSEN) {
     // The cache may not have seen the cluster this restore made yet (its watch lags): only the API server's own
     // answer that it is gone fails the restore, for good.
-    const live = await d.transport.call('GET', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${target}`).catch(ignoreStatus(404));
+    const live = await d.transport.call('GET', clusterPath(namespace, target)).catch(ignoreStatus(404));
     if (live) return { phase: 'Restoring', reason: restore.status.reason ?? 'ClusterCreated', message: `EtcdCluster ${target} exists; waiting to see it start` };
     return { phase: 'Failed', reason: 'ClusterDeleted', message: `EtcdCluster ${target} was deleted during the restore` };
   }
