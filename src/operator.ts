@@ -15,6 +15,7 @@ import { startHealthServer } from './runtime/health-server.js';
 import { GROUP, VERSION } from './api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from './api/etcd-backup.js';
 import { restoreReconciler } from './controllers/restore/reconciler.js';
+import { LeaseHolds } from './controllers/restore/lease-hold.js';
 import { backupReconciler } from './controllers/backup/reconciler.js';
 import { ChangeLogs } from './controllers/backup/change-logs.js';
 import type { EtcdCluster } from './api/etcd-cluster.js';
@@ -169,6 +170,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   })).watches(backups, generationChanged).owns(pods, 'EtcdBackup');
   const restoreController = controllerOf('etcdrestore', restoreReconciler({
     transport, events, restores: restores.store, clusters: clusters.store, pods: pods.store, etcdClients, clusterDomain: o.clusterDomain,
+    leaseHolds: new LeaseHolds(active, o.log),
   }))
     .watches(restores, generationChanged)
     // A restore is Completed once its cluster is Available: told by the cluster's change, not found by its next poll.

@@ -6,7 +6,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { memberOfPeerUrl } from './identity.js';
 import { grpcSnapshot } from './snapshot-grpc.js';
 import { grpcWatch } from './watch-grpc.js';
-import type { ChangeEvent, WatchStream } from './watch-grpc.js';
+import type { WatchStream } from './watch-grpc.js';
 import { EtcdError } from './etcd-error.js';
 
 export { EtcdError };
@@ -55,6 +55,17 @@ export interface MemberHash {
 
 /** A key as a range answers it (lease left out: a restored store's leases differ). */
 export interface StoredKeyValue { key: Buffer; value: Buffer; createRevision: number; modRevision: number; version: number }
+
+/**
+ * An operation of a transaction: a put of a key, or a delete of every key in [key, rangeEnd) (rangeEnd absent:
+ * the key alone).
+ */
+export type TxnOp =
+  | { type: 'put'; key: Buffer; value: Buffer }
+  | { type: 'delete'; key: Buffer; rangeEnd?: Buffer };
+
+/** Keys read per request when listing a span of keys. */
+const KEY_PAGE = 1000;
 
 export type AlarmType = 'NOSPACE' | 'CORRUPT';
 
@@ -190,16 +201,45 @@ export class EtcdClient {
   }
 
   /**
-   * Writes the events of one source revision in one transaction, so that they land at one revision here
+   * Writes the operations of one source revision in one transaction, so that they land at one revision here
    * too; answers the revision the store is at after it.
    */
-  async applyRevision(endpoint: string, events: readonly ChangeEvent[]): Promise<number> {
+  async applyRevision(endpoint: string, ops: readonly TxnOp[]): Promise<number> {
     const b64 = (b: Buffer): string => b.toString('base64');
-    const success = events.map((e) => (e.type === 'put'
-      ? { request_put: { key: b64(e.key), value: b64(e.value) } }
-      : { request_delete_range: { key: b64(e.key) } }));
+    const success = ops.map((o) => (o.type === 'put'
+      ? { request_put: { key: b64(o.key), value: b64(o.value) } }
+      : { request_delete_range: { key: b64(o.key), ...(o.rangeEnd ? { range_end: b64(o.rangeEnd) } : {}) } }));
     const res = (await this.call(endpoint, '/v3/kv/txn', { success })) as { header?: { revision?: string } };
     return Number(res.header?.revision ?? 0);
+  }
+
+  /** Every key the store holds from `first` to `last`, both included, in key order (keys only, a page at a time). */
+  async keysBetween(endpoint: string, first: Buffer, last: Buffer): Promise<Buffer[]> {
+    const end = Buffer.concat([last, Buffer.from([0])]).toString('base64');
+    const keys: Buffer[] = [];
+    let from = first;
+    for (;;) {
+      const res = (await this.call(endpoint, '/v3/kv/range', { key: from.toString('base64'), range_end: end, keys_only: true, limit: String(KEY_PAGE) })) as {
+        kvs?: { key?: string }[]; more?: boolean;
+      };
+      const page = (res.kvs ?? []).map((kv) => Buffer.from(kv.key ?? '', 'base64'));
+      keys.push(...page);
+      const lastOfPage = page[page.length - 1];
+      if (!res.more || !lastOfPage) return keys;
+      from = Buffer.concat([lastOfPage, Buffer.from([0])]);
+    }
+  }
+
+  /** The IDs of every lease the store holds (int64, kept as the decimal strings etcd sends). */
+  async leases(endpoint: string): Promise<string[]> {
+    const res = (await this.call(endpoint, '/v3/lease/leases', {})) as { leases?: { ID?: string }[] };
+    return (res.leases ?? []).map((l) => l.ID ?? '').filter((id) => id !== '');
+  }
+
+  /** Renews a lease for its whole TTL; answers the TTL in seconds, 0 when the lease no longer exists. */
+  async leaseKeepAlive(endpoint: string, id: string): Promise<number> {
+    const res = (await this.call(endpoint, '/v3/lease/keepalive', { ID: id })) as { result?: { TTL?: string } };
+    return Number(res.result?.TTL ?? 0);
   }
 
   private open(endpoint: string, path: string, body: unknown, timeoutMs: number): Promise<IncomingMessage> {

@@ -14,7 +14,7 @@ export interface CallOptions {
 }
 
 /** One call to etcd's v3 JSON gateway (`POST /v3/...`), the way any HTTP client would talk to etcd. */
-function post(endpoint: string, path: string, body: unknown, options: CallOptions | LookupFunction = {}): Promise<unknown> {
+export function post(endpoint: string, path: string, body: unknown, options: CallOptions | LookupFunction = {}): Promise<unknown> {
   const { lookup, timeoutMs = 5000, fresh = false, tls } = typeof options === 'function' ? { lookup: options } : options;
   const url = new URL(path, endpoint);
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;

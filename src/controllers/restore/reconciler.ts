@@ -25,6 +25,10 @@ import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../st
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, readChunk, replay } from './replay.js';
 import { clusterSettled } from '../cluster/views.js';
+import type { LeaseHolds } from './lease-hold.js';
+import type { EtcdClient } from '../../etcd/client.js';
+import { clientUrl } from '../../etcd/identity.js';
+import { tlsSecretNames } from '../../k8s/tls-secrets.js';
 
 export interface RestoreReconcilerDeps {
   transport: ApiTransport;
@@ -35,6 +39,8 @@ export interface RestoreReconcilerDeps {
   pods: Store<V1Pod>;
   etcdClients: EtcdClients;
   clusterDomain: string;
+  /** The restored stores' leases, kept alive until their restores end. */
+  leaseHolds: LeaseHolds;
 }
 
 type PointInTime = NonNullable<RestoreStatus['pointInTime']>;
@@ -54,11 +60,13 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
   return async (key, { log }): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const restore = d.restores.get(namespace, name);
-    if (!restore?.metadata.uid || restore.metadata.deletionTimestamp) return undefined;
-    const phase = restore.status?.phase;
-    if (phase === 'Completed' || phase === 'Failed') return undefined;
+    const phase = restore?.status?.phase;
+    if (!restore?.metadata.uid || restore.metadata.deletionTimestamp || phase === 'Completed' || phase === 'Failed') {
+      d.leaseHolds.release(key);
+      return undefined;
+    }
 
-    const outcome = await progress(d, restore, log);
+    const outcome = await progress(d, restore, log, key);
     const path = restorePath(namespace, name);
     const generation = restore.metadata.generation;
     await writeStatus<RestoreStatus, EtcdRestore>(d.transport, path, restore, (current) => {
@@ -75,11 +83,13 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
       const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', name, namespace, uid: restore.metadata.uid };
       await d.events.record(involved, outcome.phase === 'Failed' ? 'Warning' : 'Normal', outcome.reason, outcome.message);
     }
-    return outcome.phase === 'Restoring' ? { requeueAfterMs: 2000 } : undefined;
+    if (outcome.phase === 'Restoring') return { requeueAfterMs: 2000 };
+    d.leaseHolds.release(key);
+    return undefined;
   };
 }
 
-async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger): Promise<Outcome> {
+async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger, key: string): Promise<Outcome> {
   const { namespace } = restore.metadata;
   const target = restore.spec.etcdCluster.name;
   const cluster = d.clusters.get(namespace, target);
@@ -87,6 +97,8 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     if (cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY] !== restore.metadata.name) {
       return { phase: 'Failed', reason: 'ClusterExists', message: `EtcdCluster ${target} already exists; a restore only creates a new cluster, and the existing one was not touched` };
     }
+    // From before its first member starts until the restore ends, no lease of the snapshot runs out.
+    d.leaseHolds.hold(key, () => members(d, cluster));
     const available = cluster.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
     const pointInTime = restore.status?.pointInTime;
     // Replayed once settled: right after a restore its members are swapped for ones without the restore step.
@@ -188,10 +200,10 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: Poi
   if ('phase' in source) return source;
   const { opened, keys } = source;
   try {
-    const members = await snapshotSource({ clusterName: name, storageType: 'S3' }, restore.metadata.namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
+    const ready = await snapshotSource({ clusterName: name, storageType: 'S3' }, restore.metadata.namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
     const through = await replay({
-      storage: opened.storage, keys, etcd: members.etcd, endpoint: members.endpoints[0] ?? '', chunks: chunksOf(await opened.storage.list(changeLogPrefix(opened.name)), opened.name),
-      target, untilMs: Date.now() + REPLAY_SLICE_MS, log,
+      storage: opened.storage, keys, etcd: ready.etcd, endpoint: ready.endpoints[0] ?? '', chunks: chunksOf(await opened.storage.list(changeLogPrefix(opened.name)), opened.name),
+      target, checkedThrough: pit.replayedThrough ?? pit.snapshotRevision ?? 0, untilMs: Date.now() + REPLAY_SLICE_MS, log,
     });
     if (through >= target) return done(through);
     return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: through }, message: `replaying the change log: at revision ${through} of ${target}` };
@@ -200,6 +212,15 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: Poi
   } finally {
     opened.close();
   }
+}
+
+/** The restored cluster's members as they are now, ready or not (a hold must reach the first before it is ready). */
+async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; endpoints: string[] }> {
+  const { namespace, name, uid = '' } = cluster.metadata;
+  const names = tlsSecretNames(name, cluster.spec);
+  const address = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: names !== undefined };
+  const pods = d.pods.ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp);
+  return { etcd: await d.etcdClients.forCluster(namespace, names, Date.now()), endpoints: pods.map((p) => clientUrl(address, p.metadata?.name ?? '')) };
 }
 
 /** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */

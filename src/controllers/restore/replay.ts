@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
-import type { EtcdClient } from '../../etcd/client.js';
+import type { EtcdClient, TxnOp } from '../../etcd/client.js';
+import { EtcdError } from '../../etcd/client.js';
 import { decodeEvent } from '../../etcd/watch-grpc.js';
+import type { ChangeEvent } from '../../etcd/watch-grpc.js';
+import { MAX_TXN_OPS, deleteRuns, eventOps } from './revision-ops.js';
 import { chunksFor, decodeChunk } from '../../storage/change-log.js';
 import type { ChunkName, LoggedRevision } from '../../storage/change-log.js';
 import { unseal } from '../../storage/sealed.js';
@@ -9,7 +12,7 @@ import type { BackupStorage } from '../../storage/storage.js';
 
 /** A point-in-time restore that cannot go on: the reason says why, for the EtcdRestore's condition. */
 export class ReplayError extends Error {
-  constructor(readonly reason: 'SnapshotPastTarget' | 'ChangeLogIncomplete' | 'WrittenDuringRestore', message: string) {
+  constructor(readonly reason: 'SnapshotPastTarget' | 'ChangeLogIncomplete' | 'WrittenDuringRestore' | 'RevisionTooLarge', message: string) {
     super(message);
     this.name = 'ReplayError';
   }
@@ -37,36 +40,100 @@ export interface ReplayRequest extends ChangeLogSource {
   endpoint: string;
   chunks: readonly ChunkName[];
   target: number;
+  /**
+   * Every revision of the restored store up to here is known to be the source's: the snapshot's revision as its
+   * name says, then what an earlier pass replayed. Revisions past it that the store already holds are checked
+   * against the log before anything is written.
+   */
+  checkedThrough: number;
   /** Stop here (ms since the epoch) and answer how far it got; the next call goes on from the store's revision. */
   untilMs: number;
   log: Logger;
 }
 
+/** The source's revisions from `from` to `to` (both included), a chunk at a time; a revision the log lacks is an error. */
+async function* loggedRevisions(r: ReplayRequest, from: number, to: number): AsyncIterable<{ revision: number; events: ChangeEvent[] }> {
+  let next = from;
+  for (const chunk of chunksFor(r.chunks, from, to)) {
+    for (const logged of await readChunk(r, chunk)) {
+      if (logged.revision < next) continue;
+      if (logged.revision > to) return;
+      if (logged.revision !== next) throw new ReplayError('ChangeLogIncomplete', `the change log has no revision ${next}`);
+      yield { revision: logged.revision, events: logged.events.map(decodeEvent) };
+      next++;
+    }
+  }
+}
+
+/**
+ * Whether the store holds, at `revision`, what the source wrote then: every put's key with its value, version
+ * and revisions, and no deleted key. A revision is one transaction, so a store that was the source's before it
+ * and holds all of its events at it wrote nothing else then.
+ */
+async function holdsRevision(r: ReplayRequest, revision: number, events: readonly ChangeEvent[]): Promise<boolean> {
+  for (const e of events) {
+    const { kvs } = await r.etcd.rangePage(r.endpoint, e.key, revision, 1);
+    const kv = kvs[0]?.key.equals(e.key) ? kvs[0] : undefined;
+    if (e.type === 'delete' ? kv !== undefined : !kv || kv.modRevision !== revision || kv.createRevision !== e.createRevision || kv.version !== e.version || !kv.value.equals(e.value)) return false;
+  }
+  return true;
+}
+
+/**
+ * The operations that write one source revision in one transaction: one per event while etcd's limit allows;
+ * past it, the deleted keys in runs of one ranged delete each (a prefix delete, a lease that went with hundreds
+ * of keys), which the store is asked for first so that a run deletes nothing else.
+ */
+async function revisionOps(r: ReplayRequest, revision: number, events: readonly ChangeEvent[]): Promise<TxnOp[]> {
+  const ops = eventOps(events);
+  if (ops.length <= MAX_TXN_OPS) return ops;
+  const deleted = events.filter((e) => e.type === 'delete').map((e) => e.key).sort((a, b) => Buffer.compare(a, b));
+  const first = deleted[0];
+  const last = deleted[deleted.length - 1];
+  const grouped = first && last ? deleteRuns(deleted, await r.etcd.keysBetween(r.endpoint, first, last)) : { runs: [] };
+  if ('missing' in grouped) {
+    throw new ReplayError('WrittenDuringRestore', `revision ${revision} deletes ${grouped.missing.toString('utf8')}, which the restored store does not hold: something other than the replay changed it`);
+  }
+  const grouping = [...ops.filter((o) => o.type === 'put'), ...grouped.runs];
+  if (grouping.length > MAX_TXN_OPS) {
+    throw new ReplayError('RevisionTooLarge', `revision ${revision} has ${events.length} events that take ${grouping.length} operations even with deletes in ranges; etcd refuses more than ${MAX_TXN_OPS} in one transaction, and splitting it would give the restored store revisions the source never had`);
+  }
+  return grouping;
+}
+
+/** etcd's refusals of a transaction for its size: no retry changes them. */
+const TOO_LARGE = /too many operations in txn request|request is too large/;
+
 /**
  * Writes the change log into the restored cluster, one transaction per source revision, from the
  * revision its store is at up to `target`. Each transaction must land at exactly the source's revision:
  * the restored store then has the same keys, values, versions and revisions as the source had. Resumable:
- * it starts from the store's own revision, so a transaction whose answer was lost is not written twice.
+ * it starts from the store's own revision, so a transaction whose answer was lost is not written twice; but a
+ * revision it did not write (a lease that expired, a client) is found and refused, never skipped.
  */
 export async function replay(r: ReplayRequest): Promise<number> {
   let at = await r.etcd.currentRevision(r.endpoint);
+  for await (const { revision, events } of loggedRevisions(r, r.checkedThrough + 1, Math.min(at, r.target))) {
+    if (!await holdsRevision(r, revision, events)) {
+      throw new ReplayError('WrittenDuringRestore', `revision ${revision} of the restored store is not the source's: something other than the replay wrote to it (a client, or a lease of the snapshot that expired)`);
+    }
+  }
   if (at > r.target) {
     throw new ReplayError('SnapshotPastTarget', `the restored store is at revision ${at}, past ${r.target}: the snapshot was taken later than its name says; choose a revision at or after ${at}`);
   }
-  for (const chunk of chunksFor(r.chunks, at + 1, r.target)) {
-    if (at >= r.target || Date.now() >= r.untilMs) break;
-    for (const revision of await readChunk(r, chunk)) {
-      if (revision.revision <= at) continue;
-      if (revision.revision > r.target) break;
-      if (revision.revision !== at + 1) throw new ReplayError('ChangeLogIncomplete', `the change log has no revision ${at + 1}`);
-      const landed = await r.etcd.applyRevision(r.endpoint, revision.events.map(decodeEvent));
-      if (landed !== revision.revision) {
-        throw new ReplayError('WrittenDuringRestore', `revision ${revision.revision} landed at ${landed}: something else wrote to the restored cluster while the change log was replayed`);
-      }
-      at = landed;
+  for await (const { revision, events } of loggedRevisions(r, at + 1, r.target)) {
+    if (Date.now() >= r.untilMs) break;
+    const landed = await r.etcd.applyRevision(r.endpoint, await revisionOps(r, revision, events)).catch((err: unknown) => {
+      if (err instanceof EtcdError && TOO_LARGE.test(err.message)) throw new ReplayError('RevisionTooLarge', `revision ${revision} (${events.length} events): ${err.message}`);
+      throw err;
+    });
+    if (landed !== revision) {
+      throw new ReplayError('WrittenDuringRestore', `revision ${revision} landed at ${landed}: something else wrote to the restored cluster while the change log was replayed`);
     }
-    r.log.info({ through: at, target: r.target }, 'change log replayed');
+    at = landed;
+    if (revision % 100 === 0) r.log.info({ through: at, target: r.target }, 'change log replayed');
   }
+  r.log.info({ through: at, target: r.target }, 'change log replayed');
   // Stopped short with time left: no stored chunk holds the next revision (removed since the point was
   // chosen, by retention or by hand). Another pass would find the same, for ever.
   if (at < r.target && Date.now() < r.untilMs) throw new ReplayError('ChangeLogIncomplete', `the change log has no revision ${at + 1}: its chunk is no longer stored`);
