@@ -119,6 +119,17 @@ test('periodic backup names follow CoreOS, order by time, and retention keeps th
   assert.deepEqual(expired(names, base, { maxBackups: 0, tiers: [] }, now), [], 'keep everything when unset');
 });
 
+test('two backups whose paths share a prefix in one bucket (prod, prod_v2) never count each other\'s snapshots', () => {
+  const prod = 'etcd/prod';
+  const other = 'etcd/prod_v2';
+  const at = (s: number): Date => new Date(Date.parse('2026-11-22T03:00:00Z') + s * 1000);
+  const names = [periodicName(prod, 10, at(1)), periodicName(other, 500, at(2)), periodicName(other, 600, at(3)), periodicName(prod, 20, at(4))];
+  assert.deepEqual(datedPeriodicBackups(names, prod).map((b) => b.name), [periodicName(prod, 10, at(1)), periodicName(prod, 20, at(4))]);
+  assert.deepEqual(datedPeriodicBackups(names, other).map((b) => b.revision), [500, 600]);
+  // prod's retention of one: its own older snapshot goes, prod_v2's are not its to judge.
+  assert.deepEqual(expired(names, prod, { maxBackups: 1, tiers: [] }, Date.parse('2026-11-22T04:00:00Z')), [periodicName(prod, 10, at(1))]);
+});
+
 test('the CoreOS awsSecret files: credentials and region from the default profile', () => {
   const creds = '[default]\naws_access_key_id = AKID\n# keys\naws_secret_access_key = s3cr3t#x\n[other]\naws_access_key_id = no\n';
   assert.deepEqual(awsProfile(creds, '[default]\nregion = eu-west-1\n'), { accessKeyId: 'AKID', secretAccessKey: 's3cr3t#x', region: 'eu-west-1' });
