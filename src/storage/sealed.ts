@@ -73,11 +73,17 @@ export async function* seal(source: AsyncIterable<Uint8Array>, o: SealOptions): 
   yield encryptFrame(key, secret.prefix, index, true, header, held ?? Buffer.alloc(0));
 }
 
-/** The original bytes of a sealed object (or of a plain snapshot, passed through); throws SealError if it cannot. */
+/**
+ * The original bytes of a sealed object (or of a plain snapshot, passed through); throws SealError if it cannot.
+ * With keys given, only an encrypted object is accepted: its frames' tags are what authenticates it, and a plain
+ * or merely compressed object (with a sha256 beside it that anyone who can write the bucket can make) is not.
+ */
 export async function* unseal(source: AsyncIterable<Uint8Array>, keys: KeyRing, name: string): AsyncIterable<Buffer> {
   const reader = new ByteReader(source);
   const magic = await reader.read(MAGIC.length);
+  const unencrypted = (): SealError => new SealError('NotAuthentic', `${name} is not encrypted, but keys were given to read it: an object that is not sealed with one of them is refused (it could have been put there by anyone who can write the bucket); restore it without encryption keys if it is a backup you trust`);
   if (!magic.equals(MAGIC)) {
+    if (keys.size > 0) throw unencrypted();
     yield magic;
     yield* reader.rest();
     return;
@@ -87,6 +93,7 @@ export async function* unseal(source: AsyncIterable<Uint8Array>, keys: KeyRing, 
   if (!codec) throw new SealError('Malformed', `${name}: unknown codec ${codecIndex}`);
   const keyIdBytes = await reader.read(idLength);
   const keyId = keyIdBytes.toString('utf8');
+  if (!keyId && keys.size > 0) throw unencrypted();
   const secret = keyId ? { salt: await reader.read(SALT_BYTES), prefix: await reader.read(PREFIX_BYTES) } : undefined;
   const header = headerOf(codecIndex, keyIdBytes, secret);
   const master = keys.get(keyId);

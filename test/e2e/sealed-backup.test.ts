@@ -1,4 +1,5 @@
-// Issue 19, item 3: compressed and encrypted backups restore; a wrong key or a changed byte is refused with a reason.
+// Issue 19, item 3: compressed and encrypted backups restore; a wrong key, a changed byte or an object that is not
+// sealed (issue 31: encryption stripped by whoever can write the bucket) is refused with a reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -18,7 +19,7 @@ async function keySecret(bed: Testbed, name: string, keys: Record<string, Buffer
   else await bed.core.createNamespacedSecret({ namespace: bed.namespace, body });
 }
 
-test('compressed and encrypted backups (S3 from the operator, a volume from a pod) restore exactly; a rotated key still opens the old; a missing key, a wrong key and a changed byte are refused', async (t) => {
+test('compressed and encrypted backups (S3 from the operator, a volume from a pod) restore exactly; a rotated key still opens the old; a missing key, a wrong key, a changed byte and a plain object under a key ring are refused', async (t) => {
   const bed = await testbed(t, 'sealed');
   const minio = await startMinio(t, 'backups');
   await bed.secret('aws', minio.awsSecretData);
@@ -83,8 +84,13 @@ test('compressed and encrypted backups (S3 from the operator, a volume from a po
   assert.equal(fromVolume.status?.phase, 'Completed', JSON.stringify(fromVolume.status));
   await holdsAll('r-vol');
 
+  // A plain snapshot, with its sha256, where a restore that names keys looks: what anyone who can write the
+  // bucket could put in place of a sealed one.
+  const plain = await backUp('plain', { storageType: 'S3', s3: s3('backups/plain.db') });
+  assert.equal(plain.status?.succeeded, true, JSON.stringify(plain.status));
+
   // Refusals, each before any cluster is made: the key is not held; the key is wrong; a byte was changed (and
-  // the sha256 beside it changed to match, so only the encryption's tags can tell).
+  // the sha256 beside it changed to match, so only the encryption's tags can tell); the object is not sealed.
   await keySecret(bed, 'only-k2', { k2 });
   await keySecret(bed, 'wrong-k1', { k1: randomBytes(32) });
   const changed = Buffer.from(object);
@@ -95,6 +101,7 @@ test('compressed and encrypted backups (S3 from the operator, a volume from a po
     ['no-key', 'backups/src.db', 'only-k2', 'BackupKeyMissing', /encrypted with key "k1", which the key Secret does not hold \(it holds: k2\)/],
     ['wrong-key', 'backups/src.db', 'wrong-k1', 'BackupNotAuthentic', /does not open with key "k1"/],
     ['changed', 'backups/changed.db', 'backup-keys', 'BackupNotAuthentic', /changed/],
+    ['stripped', 'backups/plain.db', 'backup-keys', 'BackupNotAuthentic', /is not encrypted, but keys were given/],
   ] as const) {
     const refused = await restore(name, { etcdCluster: { name: `never-${name}` }, backupStorageType: 'S3', s3: s3(path), encryption: { keySecret: secret }, clusterSpec: { size: 1 } });
     assert.deepEqual([refused.status?.phase, refused.status?.reason], ['Failed', reason], name);

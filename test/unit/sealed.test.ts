@@ -38,15 +38,23 @@ test('sealed backups: every codec, with and without a key, comes back byte for b
       // Delivered one byte short of a frame at a time: the reader joins and splits across every boundary.
       const odd: Buffer[] = [];
       for (let at = 0; at < bytes.length; at += 65_521) odd.push(bytes.subarray(at, at + 65_521));
-      assert.ok((await drain(unseal(Readable.from(odd), ring, 'backup'))).equals(original), `${codec} ${key ? 'encrypted' : 'plain'}`);
+      assert.ok((await drain(unseal(Readable.from(odd), key ? ring : new Map(), 'backup'))).equals(original), `${codec} ${key ? 'encrypted' : 'plain'}`);
     }
   }
 });
 
-test('a plain snapshot (CoreOS, or ours without compression or key) passes through unchanged', async () => {
+test('a plain snapshot (CoreOS, or ours without compression or key) passes through unchanged when no keys are named', async () => {
   const snapshot = Buffer.concat(snapshotLike(100_000));
-  assert.ok((await opened(snapshot, ring)).equals(snapshot));
+  assert.ok((await opened(snapshot)).equals(snapshot));
   assert.ok((await opened(Buffer.from('tiny'))).equals(Buffer.from('tiny')));
+});
+
+test('with keys named, an object that is not encrypted (plain, or only compressed) is refused: whoever can write the bucket cannot strip the encryption', async () => {
+  const snapshot = Buffer.concat(snapshotLike(100_000));
+  const refused = (err: unknown): boolean => err instanceof SealError && err.reason === 'NotAuthentic' && /not encrypted/.test(err.message);
+  await assert.rejects(opened(snapshot, ring), refused, 'a plain snapshot');
+  await assert.rejects(opened(await sealed([snapshot], { codec: 'Brotli' }), ring), refused, 'a compressed one without a key');
+  assert.ok((await opened(await sealed([snapshot], { codec: 'Gzip', key: k1 }), ring)).equals(snapshot), 'an encrypted one opens');
 });
 
 test('key rotation: objects sealed with an old key open while the ring holds it; a missing key is named', async () => {
