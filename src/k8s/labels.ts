@@ -13,6 +13,8 @@ export const ANNOTATION_VERSION = 'etcd.version';
 
 /** On an EtcdCluster made by an EtcdRestore: that restore's name. Its first members start from the snapshot. */
 export const ANNOTATION_RESTORED_BY = 'etcd.database.coreos.com/restored-by';
+/** The UID of that EtcdRestore: a later restore of the same name did not make the cluster. */
+export const ANNOTATION_RESTORED_BY_UID = 'etcd.database.coreos.com/restored-by-uid';
 /** On an EtcdRestore a backup's verification makes: its cluster is disposable, deleted with the restore. */
 export const ANNOTATION_VERIFIES = 'etcd.database.coreos.com/verifies';
 /** The digest of the settings a member pod was made with: a change rolls the members. */

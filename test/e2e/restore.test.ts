@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { RESTORE_STEP } from '../../src/k8s/member-pod.js';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { S3Location } from '../../src/api/etcd-backup.js';
-import { restoreToEnd, takeBackup } from '../support/backup-bed.js';
+import { getRestore, restoreToEnd, takeBackup } from '../support/backup-bed.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
@@ -64,5 +65,12 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   const refused = await restoreToEnd(bed, 'over', { etcdCluster: { name: 'source' }, backupStorageType: 'S3', s3: s3('backups/source.db') }, 60_000);
   assert.equal(refused.status?.reason, 'ClusterExists');
   assert.equal((await etcdGetPrefix(source, 'after-backup')).size, 1, 'the existing cluster untouched');
+
+  // The name of a finished restore used again (its EtcdRestore deleted, the cluster it made kept): the new
+  // restore did not make that cluster, so it is refused rather than Completed without restoring anything.
+  await bed.transport.call('DELETE', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdrestores/again`);
+  await eventually('the first restore gone', 30_000, async () => ((await getRestore(bed, 'again')) ? undefined : true));
+  const reused = await restoreToEnd(bed, 'again', { etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3: s3('backups/source.db') }, 60_000);
+  assert.deepEqual([reused.status?.phase, reused.status?.reason], ['Failed', 'ClusterExists'], JSON.stringify(reused.status));
   operator.succeeded();
 });

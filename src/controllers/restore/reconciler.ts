@@ -10,7 +10,7 @@ import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import { restorePath } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
-import { ANNOTATION_RESTORED_BY, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
+import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { ownedBy } from '../../k8s/owner.js';
 import { ChecksumMismatch } from '../../storage/storage.js';
 import { ConfigurationError } from '../cluster/tls.js';
@@ -89,12 +89,23 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
   };
 }
 
+/**
+ * Whether this restore made the cluster: its name and UID on it. A cluster made before the UID was recorded
+ * counts only for a restore already under way (a new one of a reused name has no status yet).
+ */
+function madeBy(cluster: EtcdCluster, restore: EtcdRestore): boolean {
+  const annotations = cluster.metadata.annotations ?? {};
+  if (annotations[ANNOTATION_RESTORED_BY] !== restore.metadata.name) return false;
+  const uid = annotations[ANNOTATION_RESTORED_BY_UID];
+  return uid === undefined ? restore.status?.phase === 'Restoring' : uid === restore.metadata.uid;
+}
+
 async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger, key: string): Promise<Outcome> {
   const { namespace } = restore.metadata;
   const target = restore.spec.etcdCluster.name;
   const cluster = d.clusters.get(namespace, target);
   if (cluster) {
-    if (cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY] !== restore.metadata.name) {
+    if (!madeBy(cluster, restore)) {
       return { phase: 'Failed', reason: 'ClusterExists', message: `EtcdCluster ${target} already exists; a restore only creates a new cluster, and the existing one was not touched` };
     }
     // From before its first member starts until the restore ends, no lease of the snapshot runs out.
@@ -135,7 +146,7 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
   await d.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`, {
     apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster',
     metadata: {
-      name: target, annotations: { [ANNOTATION_RESTORED_BY]: restore.metadata.name },
+      name: target, annotations: { [ANNOTATION_RESTORED_BY]: restore.metadata.name, [ANNOTATION_RESTORED_BY_UID]: restore.metadata.uid ?? '' },
       // A verification's cluster is disposable: deleting its restore deletes it (the operator deletes no EtcdCluster itself).
       ...(restore.metadata.annotations?.[ANNOTATION_VERIFIES] ? { ownerReferences: [ownedBy('EtcdRestore', restore.metadata.name, restore.metadata.uid ?? '')] } : {}),
     },
