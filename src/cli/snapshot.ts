@@ -6,14 +6,20 @@ import type { Retention } from '../storage/retention.js';
 import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
 import { writeInBlocks } from '../storage/file-blocks.js';
+import { ChecksumMismatch } from '../storage/storage.js';
 import type { BackupStorage } from '../storage/storage.js';
-import { CODECS, unseal } from '../storage/sealed.js';
+import { CODECS, SealError, unseal } from '../storage/sealed.js';
 import type { KeyRing, SealOptions } from '../storage/sealed.js';
 import { keyRingFromDir, sealWith } from '../storage/keys.js';
 import { EtcdClient } from '../etcd/client.js';
 import { SECRET_KEYS } from '../k8s/tls-secrets.js';
 import { saveSnapshot } from '../controllers/backup/save.js';
 import { createLogger, logProcessWarnings } from '../runtime/log.js';
+import { etcdChecked, SnapshotRejected } from '../etcd/snapshot-hash.js';
+import { SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
+
+/** A backup whose bytes are refused (checksum, seal, etcd's own hash): no retry of the same object can succeed. */
+const refusedForGood = (err: unknown): boolean => err instanceof ChecksumMismatch || err instanceof SealError || err instanceof SnapshotRejected;
 
 export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH) [--key-dir DIR]
   Copies a backup to FILE as a plain snapshot, checking it against the sha256 stored beside it and, if it is
@@ -77,7 +83,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   try {
     const file = await open(partial, 'w');
     try {
-      await writeInBlocks(file, unseal(storage.get(name), keys ?? new Map(), name));
+      await writeInBlocks(file, etcdChecked(name, unseal(storage.get(name), keys ?? new Map(), name)));
     } finally {
       await file.close();
     }
@@ -86,8 +92,12 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     await rm(partial, { force: true });
-    say('snapshot not fetched', { name, error: (err as Error).message });
-    return 1;
+    const message = (err as Error).message;
+    say('snapshot not fetched', { name, error: message });
+    if (!refusedForGood(err)) return 1;
+    // The same bytes would be refused the same way on every retry: the operator reads this and ends the restore.
+    await writeFile('/dev/termination-log', message).catch(() => undefined);
+    return SNAPSHOT_REFUSED_EXIT;
   }
 }
 

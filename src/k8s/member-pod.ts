@@ -31,6 +31,10 @@ const SNAPSHOT_FILE = '/var/etcd/restore.db';
  * must not outlive the restore: a recreated sandbox (a node reboot) would run it again and fail for ever.
  */
 export const RESTORE_STEP = 'restore-snapshot';
+/** The step that fetches and checks the snapshot. */
+export const FETCH_STEP = 'fetch-snapshot';
+/** The fetch step's exit code when the backup itself is refused (checksum, seal, etcd's own hash): retrying cannot help. */
+export const SNAPSHOT_REFUSED_EXIT = 4;
 
 /**
  * Two init containers: the operator image fetches the snapshot and checks its sha256; etcd's own etcdutl
@@ -46,7 +50,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
   return {
     initContainers: [
       {
-        name: 'fetch-snapshot', image: i.operator.image,
+        name: FETCH_STEP, image: i.operator.image,
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from, ...(r.keySecret ? ['--key-dir', KEY_DIR] : [])],
         volumeMounts: [
@@ -58,6 +62,8 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
         name: RESTORE_STEP, image: imageOf(i.spec, i.version),
         command: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE, `--name=${i.member}`, `--initial-cluster=${i.initialCluster}`,
           `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${DATA_DIR}`],
+        // etcdutl's own words on why it refused, for the EtcdRestore's condition.
+        terminationMessagePolicy: 'FallbackToLogsOnError',
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
       },
     ],

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { RESTORE_STEP } from '../../src/k8s/member-pod.js';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { S3Location } from '../../src/api/etcd-backup.js';
@@ -61,6 +62,19 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   assert.equal(corrupt.status.reason, 'ChecksumMismatch');
   assert.match(corrupt.status.conditions?.[0]?.message ?? '', /does not match the stored 0{64}/);
   assert.equal(await bed.get('never').then(() => 'exists', () => 'absent'), 'absent', 'no cluster made from it');
+
+  // A snapshot that etcd itself would reject (damaged before it was stored: etcd's own sha256 at its end no longer
+  // matches) with a sha256 beside it that vouches for those bytes: refused with the cause within a minute, no
+  // cluster made (etcdutl used to fail on it, then on its own leftovers, for ever).
+  const good = Buffer.from(await (await minio.client.send(new GetObjectCommand({ Bucket: 'backups', Key: 'source.db' }))).Body?.transformToByteArray() ?? []);
+  const damaged = Buffer.from(good);
+  damaged[Math.floor(damaged.length / 3)] = (damaged[Math.floor(damaged.length / 3)] ?? 0) ^ 0x01;
+  await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'damaged.db', Body: damaged }));
+  await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'damaged.db.sha256', Body: `${createHash('sha256').update(damaged).digest('hex')}\n` }));
+  const rejected = await restoreToEnd(bed, 'damaged', { etcdCluster: { name: 'never-damaged' }, backupStorageType: 'S3', s3: s3('backups/damaged.db') }, 60_000);
+  assert.deepEqual([rejected.status?.phase, rejected.status?.reason], ['Failed', 'SnapshotRejected'], JSON.stringify(rejected.status));
+  assert.match(rejected.status?.conditions?.[0]?.message ?? '', /etcd's own sha256 .* does not match its content/);
+  assert.equal(await bed.get('never-damaged').then(() => 'exists', () => 'absent'), 'absent', 'no cluster made from it');
 
   const refused = await restoreToEnd(bed, 'over', { etcdCluster: { name: 'source' }, backupStorageType: 'S3', s3: s3('backups/source.db') }, 60_000);
   assert.equal(refused.status?.reason, 'ClusterExists');

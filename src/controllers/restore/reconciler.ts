@@ -10,6 +10,7 @@ import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import { restorePath } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
+import { FETCH_STEP, RESTORE_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { ownedBy } from '../../k8s/owner.js';
 import { ChecksumMismatch } from '../../storage/storage.js';
@@ -25,6 +26,7 @@ import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../st
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, readChunk, replay } from './replay.js';
 import { clusterSettled } from '../cluster/views.js';
+import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { clientUrl } from '../../etcd/identity.js';
@@ -119,6 +121,10 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     if (cluster.status?.bootstrapped && available) {
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
       return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (revision ${revision})` };
+    }
+    const refused = snapshotRefused(d.pods.ownedBy(cluster.metadata.uid ?? ''));
+    if (refused) {
+      return { phase: 'Failed', reason: 'SnapshotRejected', message: `${refused}; EtcdCluster ${target} cannot start from it (delete it, and restore from another backup)` };
     }
     return { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is starting from the snapshot` };
   }
@@ -225,6 +231,23 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: Poi
   }
 }
 
+/**
+ * Why a member refused the snapshot for good, from its restore steps: the fetch step found the backup's bytes
+ * refused (its exit code says so), or etcdutl failed, which it does the same way on the same file (a retry then
+ * finds the data directory it left and says only that).
+ */
+function snapshotRefused(pods: readonly V1Pod[]): string | undefined {
+  for (const pod of pods) {
+    for (const s of pod.status?.initContainerStatuses ?? []) {
+      const ended = [s.state?.terminated, s.lastState?.terminated].find((x) => x && x.exitCode !== 0);
+      if (!ended) continue;
+      if (s.name === FETCH_STEP && ended.exitCode === SNAPSHOT_REFUSED_EXIT) return `member ${pod.metadata?.name ?? ''} refused the backup: ${ended.message ?? ''}`.trim();
+      if (s.name === RESTORE_STEP) return `etcdutl snapshot restore failed on member ${pod.metadata?.name ?? ''}: ${(ended.message ?? '').trim() || `exit code ${ended.exitCode}`}`;
+    }
+  }
+  return undefined;
+}
+
 /** The restored cluster's members as they are now, ready or not (a hold must reach the first before it is ready). */
 async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; endpoints: string[] }> {
   const { namespace, name, uid = '' } = cluster.metadata;
@@ -239,6 +262,7 @@ function refusal(err: unknown, object: string): Outcome {
   if (err instanceof ChecksumMismatch) return { phase: 'Failed', reason: 'ChecksumMismatch', message: err.message };
   if (err instanceof SealError) return { phase: 'Failed', reason: `Backup${err.reason}`, message: err.message };
   if (err instanceof ReplayError) return { phase: 'Failed', reason: err.reason, message: err.message };
+  if (err instanceof SnapshotRejected) return { phase: 'Failed', reason: 'SnapshotRejected', message: err.message };
   const code = (err as { name?: string }).name;
   if (code === 'NoSuchKey' || code === 'NoSuchBucket') return { phase: 'Failed', reason: 'BackupNotFound', message: `${object}: ${code}` };
   throw err;
@@ -255,7 +279,7 @@ async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
   try {
     let size = 0;
     // Opened as the members will open it: an encrypted backup's every frame is checked against its tag.
-    for await (const chunk of unseal(opened.storage.get(object), keys, object)) size += chunk.length;
+    for await (const chunk of etcdChecked(object, unseal(opened.storage.get(object), keys, object))) size += chunk.length;
     log.info({ object, size }, 'backup checked');
     return undefined;
   } catch (err) {

@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+
+/** Why `etcdutl snapshot restore` would refuse a snapshot, found before it runs. */
+export class SnapshotRejected extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapshotRejected';
+  }
+}
+
+const HASH_BYTES = 32;
+/** etcd's database is whole 512-byte sectors: a snapshot with its hash appended is 32 bytes past a multiple of them. */
+const SECTOR = 512;
+
+/**
+ * Passes a snapshot's bytes through while checking what `etcdutl snapshot restore` checks first: a snapshot from
+ * etcd ends with the sha256 of everything before it. A restore that fails there would leave a partial data
+ * directory behind and fail every retry with "data-dir not empty", hiding the cause; found here, it is refused with
+ * the cause before any member is made. Only the last 32 bytes are held back at any time.
+ */
+export async function* etcdChecked(name: string, source: AsyncIterable<Uint8Array>): AsyncIterable<Buffer> {
+  const hash = createHash('sha256');
+  let tail = Buffer.alloc(0);
+  let size = 0;
+  for await (const chunk of source) {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    size += bytes.length;
+    const joined = tail.length === 0 ? bytes : Buffer.concat([tail, bytes]);
+    const release = joined.length - HASH_BYTES;
+    if (release > 0) {
+      hash.update(joined.subarray(0, release));
+      yield joined.subarray(0, release);
+      tail = Buffer.from(joined.subarray(release));
+    } else {
+      tail = Buffer.from(joined);
+    }
+  }
+  if (size % SECTOR !== HASH_BYTES) {
+    throw new SnapshotRejected(`${name} (${size} bytes) is not an etcd snapshot with its integrity hash (a snapshot is whole 512-byte pages and a 32-byte sha256); etcdutl would refuse it`);
+  }
+  const computed = hash.digest();
+  if (!computed.equals(tail)) {
+    throw new SnapshotRejected(`${name}: etcd's own sha256 at its end (${tail.toString('hex')}) does not match its content (${computed.toString('hex')}): the snapshot was damaged before it was stored; etcdutl would refuse it`);
+  }
+  yield tail;
+}

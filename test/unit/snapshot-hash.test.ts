@@ -1,0 +1,36 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { SnapshotRejected, etcdChecked } from '../../src/etcd/snapshot-hash.js';
+
+/** A snapshot as etcd sends one: whole 512-byte pages, then the sha256 of them. */
+const snapshot = (pages: number): Buffer => {
+  const db = randomBytes(pages * 512);
+  return Buffer.concat([db, createHash('sha256').update(db).digest()]);
+};
+
+/** The bytes in uneven chunks (some shorter than the hash), as a stream brings them. */
+const chunked = (bytes: Buffer): Buffer[] => {
+  const chunks: Buffer[] = [];
+  for (let at = 0, size = 1; at < bytes.length; at += size, size = (size * 5 + 3) % 9000 + 1) chunks.push(bytes.subarray(at, at + size));
+  return chunks;
+};
+
+const drain = async (bytes: Buffer): Promise<Buffer> => {
+  const out: Buffer[] = [];
+  for await (const c of etcdChecked('snap.db', Readable.from(chunked(bytes)))) out.push(c);
+  return Buffer.concat(out);
+};
+
+test('a snapshot with its own sha256 passes through byte for byte, however it is chunked', async () => {
+  const bytes = snapshot(300);
+  assert.ok((await drain(bytes)).equals(bytes));
+});
+
+test('a snapshot whose sha256 does not match, or that has none, is refused as etcdutl would refuse it', async () => {
+  const damaged = snapshot(40);
+  damaged[1000] = (damaged[1000] ?? 0) ^ 1;
+  await assert.rejects(drain(damaged), (err: unknown) => err instanceof SnapshotRejected && /does not match its content/.test(err.message));
+  await assert.rejects(drain(randomBytes(40 * 512)), (err: unknown) => err instanceof SnapshotRejected && /not an etcd snapshot with its integrity hash/.test(err.message));
+});
