@@ -162,6 +162,8 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster')
     // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.
     .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL])
+    // A point-in-time restore replayed to its point lets its cluster's clients in (the client Service is made then).
+    .maps(restores, (r) => r.spec.etcdCluster.name)
     // A node lost, cordoned or back: every cluster with a member pod on it looks again.
     .fansOut(nodes, (n) => pods.store.list().filter((p) => p.spec?.nodeName === n.metadata?.name).flatMap(clusterKeyOf), nodeStateChanged);
   const backupController = controllerOf('etcdbackup', backupReconciler({
@@ -169,7 +171,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     operatorImage: o.operatorImage, metrics: metrics.backupObserver, changeLogs: new ChangeLogs(active),
   })).watches(backups, generationChanged).owns(pods, 'EtcdBackup');
   const restoreController = controllerOf('etcdrestore', restoreReconciler({
-    transport, events, restores: restores.store, clusters: clusters.store, pods: pods.store, etcdClients, clusterDomain: o.clusterDomain,
+    transport, events, restores: restores.store, clusters: clusters.store, pods: pods.store, services: services.store, etcdClients, clusterDomain: o.clusterDomain,
     leaseHolds: new LeaseHolds(active, o.log),
   }))
     .watches(restores, generationChanged)

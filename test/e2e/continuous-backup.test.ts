@@ -104,13 +104,17 @@ test('a continuous backup keeps every revision through an operator restart, a le
   }
 
   // A write into a cluster while its log is replayed spoils the replay, and the restore says so rather than
-  // claiming the source's data: the next revision lands one later than the source's.
+  // claiming the source's data: the next revision lands one later than the source's. (Its client Service is not
+  // made until the replay is through: the intruder writes to the member itself.)
   const last3 = points[points.length - 1]?.revision ?? 0;
   const spoiling = restoreTo('spoiled', last3);
   const intruded = await eventually('the replay under way', 240_000, async () => {
     const cluster = await bed.get('spoiled').catch(() => undefined);
     if (!cluster?.status?.bootstrapped) return undefined;
-    const endpoint = await bed.clientEndpoint('spoiled');
+    assert.equal(await bed.clientEndpoint('spoiled').then(() => 'made', () => 'none'), 'none', 'no client Service while the log is replayed');
+    const member = (await bed.pods('spoiled')).find((p) => p.status?.podIP && !p.metadata?.deletionTimestamp);
+    if (!member) return undefined;
+    const endpoint = `http://${member.status?.podIP ?? ''}:2379`;
     const { revision } = await etcdStatus(endpoint, { timeoutMs: 1000 }).catch(() => ({ revision: 0 }));
     if (revision <= (points[0]?.revision ?? 0) || revision >= last3) return undefined;
     return etcdPut(endpoint, 'intruder', 'x', { timeoutMs: 1000 }).catch(() => undefined);

@@ -13,6 +13,7 @@ import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
+import { clientsHeld } from '../restore/clients-held.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
@@ -100,7 +101,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const path = clusterPath(namespace, name);
     const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };
 
-    await ensureServices(d, address, uid);
+    const restoredBy = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
+    await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined));
     let tls: MemberTls | undefined;
     let etcd: EtcdClient;
     let restore: RestoreSource | undefined;
@@ -284,8 +286,9 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
   };
 }
 
-async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string): Promise<void> {
-  for (const svc of [peerService(a, uid), clientService(a, uid)]) {
+/** The peer Service, and the client Service unless clients are held away (a point-in-time restore not yet at its point). */
+async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string, holdClients: boolean): Promise<void> {
+  for (const svc of [peerService(a, uid), ...(holdClients ? [] : [clientService(a, uid)])]) {
     if (d.services.get(a.namespace, svc.metadata?.name ?? '')) continue;
     await d.transport.call('POST', `/api/v1/namespaces/${a.namespace}/services`, svc).catch(ignoreStatus(409));
   }

@@ -15,7 +15,7 @@ import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES
 import { ownedBy } from '../../k8s/owner.js';
 import { ChecksumMismatch } from '../../storage/storage.js';
 import { ConfigurationError } from '../cluster/tls.js';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { openStorage, readKeyRing } from '../backup/storage-for.js';
 import type { OpenedStorage } from '../backup/storage-for.js';
 import { snapshotSource } from '../backup/source.js';
@@ -25,7 +25,7 @@ import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, readChunk, replay } from './replay.js';
-import { clusterSettled } from '../cluster/views.js';
+import { clusterSettled, podReady } from '../cluster/views.js';
 import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
@@ -39,6 +39,8 @@ export interface RestoreReconcilerDeps {
   clusters: Store<EtcdCluster>;
   /** For a point-in-time restore: the restored cluster's members, to replay the change log into. */
   pods: Store<V1Pod>;
+  /** The restored cluster's client Service: a restore is Completed once clients can reach the cluster. */
+  services: Store<V1Service>;
   etcdClients: EtcdClients;
   clusterDomain: string;
   /** The restored stores' leases, kept alive until their restores end. */
@@ -63,8 +65,14 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
     const [namespace = '', name = ''] = key.split('/');
     const restore = d.restores.get(namespace, name);
     const phase = restore?.status?.phase;
-    if (!restore?.metadata.uid || restore.metadata.deletionTimestamp || phase === 'Completed' || phase === 'Failed') {
+    if (!restore?.metadata.uid || restore.metadata.deletionTimestamp || phase === 'Failed' || (phase === 'Completed' && !comparedLater(restore))) {
       d.leaseHolds.release(key);
+      return undefined;
+    }
+    if (phase === 'Completed') {
+      // Held again after an operator restart, until the verification has compared and deleted it.
+      const cluster = d.clusters.get(namespace, restore.spec.etcdCluster.name);
+      if (cluster && madeBy(cluster, restore)) d.leaseHolds.hold(key, () => members(d, cluster));
       return undefined;
     }
 
@@ -86,10 +94,16 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
       await d.events.record(involved, outcome.phase === 'Failed' ? 'Warning' : 'Normal', outcome.reason, outcome.message);
     }
     if (outcome.phase === 'Restoring') return { requeueAfterMs: 2000 };
-    d.leaseHolds.release(key);
+    if (!(outcome.phase === 'Completed' && comparedLater(restore))) d.leaseHolds.release(key);
     return undefined;
   };
 }
+
+/**
+ * A verification's restore: its store is compared with the live one after it is Completed, so the snapshot's
+ * leases stay held until the verification deletes it (one that ran out would change the store compared).
+ */
+const comparedLater = (restore: EtcdRestore): boolean => restore.metadata.annotations?.[ANNOTATION_VERIFIES] !== undefined;
 
 /**
  * Whether this restore made the cluster: its name and UID on it. A cluster made before the UID was recorded
@@ -115,10 +129,18 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     const available = cluster.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
     const pointInTime = restore.status?.pointInTime;
     // Replayed once settled: right after a restore its members are swapped for ones without the restore step.
-    if (cluster.status?.bootstrapped && available && pointInTime) {
+    if (cluster.status?.bootstrapped && available && pointInTime && (pointInTime.replayedThrough ?? 0) < (pointInTime.revision ?? 0)) {
       return clusterSettled(cluster) ? replayed(d, restore, pointInTime, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
     }
     if (cluster.status?.bootstrapped && available) {
+      const waiting = notYetServing(d, cluster);
+      if (waiting) return { phase: 'Restoring', reason: 'ClusterSettling', message: `EtcdCluster ${target} holds the restored data; ${waiting}` };
+      if (pointInTime) {
+        return {
+          phase: 'Completed', reason: 'ClusterRestored',
+          message: `EtcdCluster ${target} is at revision ${pointInTime.replayedThrough ?? 0}, as the source was: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed`,
+        };
+      }
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
       return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (revision ${revision})` };
     }
@@ -209,10 +231,9 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: Poi
   const target = pit.revision ?? 0;
   const name = restore.spec.etcdCluster.name;
   const done = (through: number): Outcome => ({
-    phase: 'Completed', reason: 'ClusterRestored', pointInTime: { ...pit, replayedThrough: through },
-    message: `EtcdCluster ${name} is at revision ${through}, as the source was: ${pit.snapshot ?? ''} (revision ${pit.snapshotRevision ?? 0}) and its change log replayed`,
+    phase: 'Restoring', reason: 'Replayed', pointInTime: { ...pit, replayedThrough: through },
+    message: `EtcdCluster ${name} is at revision ${through}, as the source was; its clients are let in now`,
   });
-  if ((pit.replayedThrough ?? 0) >= target) return done(target);
   const source = await openSource(d, restore);
   if ('phase' in source) return source;
   const { opened, keys } = source;
@@ -255,6 +276,20 @@ async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<
   const address = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: names !== undefined };
   const pods = d.pods.ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp);
   return { etcd: await d.etcdClients.forCluster(namespace, names, Date.now()), endpoints: pods.map((p) => clientUrl(address, p.metadata?.name ?? '')) };
+}
+
+/**
+ * What the restored cluster still lacks before a client can use it as restored, or undefined once it serves at
+ * its final membership: settled, every member off its restore steps (each is replaced right after the restore,
+ * and a client sent to one being replaced fails), as many members as asked for, and its client Service made.
+ */
+function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): string | undefined {
+  const pods = d.pods.ownedBy(cluster.metadata.uid ?? '').filter((p) => !p.metadata?.deletionTimestamp);
+  if (!clusterSettled(cluster)) return 'waiting for it to settle';
+  if (pods.some((p) => p.spec?.initContainers?.some((c) => c.name === RESTORE_STEP))) return 'its members are moving off their restore steps';
+  if (pods.length !== cluster.spec.size || !pods.every(podReady)) return `${pods.filter(podReady).length} of ${cluster.spec.size} members ready`;
+  if (!d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`)) return 'waiting for its client Service';
+  return undefined;
 }
 
 /** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */
