@@ -1,3 +1,4 @@
+import { Metadata } from '@grpc/grpc-js';
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { EtcdError } from './etcd-error.js';
 import { grpcClient } from './grpc.js';
@@ -94,11 +95,22 @@ export function decodeEvent(raw: Buffer): ChangeEvent {
   };
 }
 
+/**
+ * etcd's require-leader metadata (clientv3.WithRequireLeader): a member without a leader refuses the watch, and
+ * cancels it ("no leader") once it has lost its leader, instead of going on answering from its own store while
+ * the majority writes on without it.
+ */
+function requireLeader(): Metadata {
+  const metadata = new Metadata();
+  metadata.set('hasleader', 'true');
+  return metadata;
+}
+
 /** Opens a watch of every key from `startRevision`; the stream ends when `signal` aborts or `close()` is called. */
 export async function grpcWatch(endpoint: string, startRevision: number, o: GrpcOptions & { signal?: AbortSignal }): Promise<WatchStream> {
   const client = await grpcClient(endpoint, o);
   const call: ClientDuplexStream<Buffer, WatchMessage | undefined> = client.makeBidiStreamRequest(
-    '/etcdserverpb.Watch/Watch', (b: Buffer) => b, watchMessage,
+    '/etcdserverpb.Watch/Watch', (b: Buffer) => b, watchMessage, requireLeader(),
   );
   const close = (): void => {
     call.cancel();

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
-import { etcdCompact, etcdRangeAll } from '../support/etcd-gateway.js';
+import { etcdCompact, etcdRangeAll, etcdStatus } from '../support/etcd-gateway.js';
 import type { StoredKey } from '../support/etcd-gateway.js';
 import { backupBed, changeLogThrough, createBackup, getBackup, restoreToEnd } from '../support/backup-bed.js';
 import { bigValue, deletePrefix, guardedUpdate, leasedKeys, putAll, recordSource, startClients } from '../support/real-workload.js';
@@ -34,6 +34,8 @@ function firstDifference(held: StoredKey[], want: StoredKey[]): string | undefin
 test('point-in-time restores of a realistic workload (leases expiring with > 128 keys, a 200-key prefix delete, guarded txns, 900 KiB values, a compaction) hold exactly the source\'s keys at each revision', async (t) => {
   const { bed, minio } = await backupBed(t, 'pitrw', 1);
   const endpoint = await bed.clientEndpoint('src');
+  // The client Service answers once its endpoints reach the nodes' proxies.
+  await eventually('the source answering through its client Service', 60_000, async () => (await etcdStatus(endpoint, { timeoutMs: 2000 })).revision);
   const model = recordSource(endpoint);
   bed.after(() => { model.stop(); });
 

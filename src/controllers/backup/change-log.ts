@@ -51,6 +51,11 @@ const RETRY_MS = 1000;
  */
 const MIN_SILENCE_MS = 10_000;
 const SNAPSHOT_POLL_MS = 2000;
+/** Progress requests remembered while unanswered; more are still sent, and their answers, if any, are not counted. */
+const MAX_ASKED = 4;
+
+/** A progress request: when it was sent, and the cluster's revision read through the leader just before (if it answered). */
+interface Asked { atMs: number; linearizable: number | undefined }
 /** The gaps a log and its status remember (the latest). */
 export const GAPS_KEPT = 10;
 
@@ -141,22 +146,36 @@ export class ChangeLog {
     if (endpoints.length === 0) throw new Error('no member to watch');
     const endpoint = endpoints[attempt % endpoints.length] ?? '';
     const watch = await etcd.watch(endpoint, next);
-    const asked: number[] = [];
+    // Progress requests sent and not answered yet, oldest first. etcd answers them in order, but drops one sent
+    // while the watch is catching up: a request unanswered for two chunk periods is sent again, and each answer
+    // counts from the oldest request still waiting (an earlier time than its own: never a fresher RPO than true).
+    const asked: Asked[] = [];
+    const asking = { now: false };
     const ask = (): void => {
-      asked.push(Date.now());
-      watch.requestProgress();
+      if (asking.now) return;
+      asking.now = true;
+      const atMs = Date.now();
+      // A linearizable read through the watched member first: once it answers, the member has applied every
+      // revision the cluster committed before `atMs`, and the progress asked after it covers them. A member cut
+      // off from the leader, or stuck applying, cannot answer it, and no progress of its counts as confirmed.
+      void etcd.currentRevision(endpoint).then((r) => r, () => undefined).then((linearizable) => {
+        asking.now = false;
+        if (signal.aborted) return;
+        if (asked.length < MAX_ASKED) asked.push({ atMs, linearizable });
+        watch.requestProgress();
+      });
     };
     const silenceMs = Math.max(3 * this.s.chunkMs, MIN_SILENCE_MS);
     let heardAt = Date.now();
     // Set by the timer (an object: the checks below would otherwise be narrowed to its first value).
     const silence = { noticed: false };
     const timer = setInterval(() => {
-      const waitingSince = asked[0];
-      if (waitingSince === undefined) ask();
-      else if (Date.now() - Math.max(waitingSince, heardAt) > silenceMs) {
+      const oldest = asked[0];
+      if (oldest === undefined) ask();
+      else if (Date.now() - Math.max(oldest.atMs, heardAt) > silenceMs) {
         silence.noticed = true;
         watch.close();
-      }
+      } else if (Date.now() - oldest.atMs > 2 * this.s.chunkMs) ask();
     }, this.s.chunkMs);
     // The watch answers every progress request, so it never goes quiet by itself: stopping the log (its
     // backup's spec changed, or it was deleted) must close it, or stop() would wait for ever.
@@ -178,9 +197,9 @@ export class ChangeLog {
           if (pendingBytes >= this.s.chunkBytes && asked.length === 0) ask();
           continue;
         }
-        const askedAt = asked.shift();
-        if (askedAt === undefined) continue;
-        from = await this.store(from, m.revision, pending, askedAt);
+        const answered = asked.shift();
+        if (answered === undefined) continue;
+        from = await this.store(from, m.revision, pending, answered, endpoint);
         pending = [];
         pendingBytes = 0;
       }
@@ -195,8 +214,12 @@ export class ChangeLog {
     }
   }
 
-  /** Stores the revisions from `from` through `through` as one chunk (none when nothing changed); answers the next `from`. */
-  private async store(from: number, through: number, revisions: LoggedRevision[], askedAt: number): Promise<number> {
+  /**
+   * Stores the revisions from `from` through `through` as one chunk (none when nothing changed); answers the next
+   * `from`. The log counts as confirmed up to when it was asked only if the cluster's revision read through the
+   * leader then is stored too; otherwise it stays as confirmed before, and its RPO rises.
+   */
+  private async store(from: number, through: number, revisions: LoggedRevision[], asked: Asked, endpoint: string): Promise<number> {
     const held = revisions.map((r) => r.revision);
     // Every revision has events, so a confirmed stretch holds each of its revisions once, in order; anything
     // else (a progress answered ahead of its events) must not be stored as complete.
@@ -204,13 +227,19 @@ export class ChangeLog {
       throw new Error(`etcd confirmed revisions ${from}-${through} but sent ${held.length === 0 ? 'none' : `${held[0] ?? ''}-${held[held.length - 1] ?? ''} (${held.length})`}`);
     }
     if (through >= from) {
-      const name = chunkName(this.s.base, from, through, askedAt);
+      const name = chunkName(this.s.base, from, through, asked.atMs);
       const body = encodeChunk(revisions);
       const data = Readable.from([body]);
       await this.s.storage.put(name, seals(this.s.sealing) ? seal(data, this.s.sealing) : data);
     }
     this.state.throughRevision = through;
-    this.state.confirmedAtMs = askedAt;
+    if (asked.linearizable === undefined || through < asked.linearizable) {
+      this.state.error = asked.linearizable === undefined
+        ? `${endpoint} could not read the cluster's revision through its leader (cut off from its peers, or stuck): its progress is not confirmed`
+        : `${endpoint} reported progress through ${through}, behind the cluster's ${asked.linearizable}`;
+      return through + 1;
+    }
+    this.state.confirmedAtMs = asked.atMs;
     delete this.state.error;
     this.s.confirmed(this.current);
     return through + 1;
