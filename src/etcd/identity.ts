@@ -25,6 +25,10 @@ export const peerUrl = (a: ClusterAddress, member: string): string =>
 export const clientUrl = (a: ClusterAddress, member: string): string =>
   `${a.tls ? 'https' : 'http'}://${memberHost(a, member)}:${CLIENT_PORT}`;
 
+/** The cluster's client Service, as a client reaches it. */
+export const serviceUrl = (a: ClusterAddress): string =>
+  `${a.tls ? 'https' : 'http'}://${a.cluster}-client.${a.namespace}.svc.${a.domain}:${CLIENT_PORT}`;
+
 /** The member a peer URL belongs to (its first DNS label), or undefined for a URL not of this form. */
 export function memberOfPeerUrl(url: string): string | undefined {
   try {

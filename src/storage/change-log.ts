@@ -5,7 +5,9 @@ import type { WatchedEvent } from '../etcd/watch-grpc.js';
  * The change log of a continuous backup: every revision after a full snapshot, in chunks stored beside the
  * snapshots as `<base>.changes/<from>-<to>-<confirmedAtMs>` (numbers zero-padded, so listing order is
  * revision order). A chunk holds every revision from `from` to `to`, both included: etcd confirmed (a
- * watch progress answer, asked at `confirmedAtMs`) that nothing up to `to` was left unsent. Its body is a
+ * watch progress answer) that nothing up to `to` was left unsent, and every write the cluster acknowledged
+ * before `confirmedAtMs` is in it or an earlier chunk (a linearizable read then answered no later revision;
+ * a chunk stored without that confirmation carries the previous chunk's time). Its body is a
  * run of records, one per revision: the revision, when the operator received it (ms), the number of its
  * events, then each event as etcd encoded it (mvccpb.Event), length-prefixed; all as protobuf varints.
  */

@@ -127,6 +127,12 @@ export class ChangeLog {
     if (last && snapshotFrom === undefined) {
       this.state.fromRevision = coveredRuns(chunks).at(-1)?.from ?? last.from;
       this.state.throughRevision = last.to;
+      // A chunk is named for a confirmation (never a later one than true): after a restart the status and the
+      // RPO start from the stored log's, not blank until the next chunk.
+      if (this.state.confirmedAtMs === undefined && last.confirmedAtMs > 0) {
+        this.state.confirmedAtMs = last.confirmedAtMs;
+        this.s.confirmed(this.current);
+      }
       return last.to + 1;
     }
     const snapshots = datedPeriodicBackups(await this.s.storage.list(`${this.s.base}_v`), this.s.base);
@@ -226,14 +232,16 @@ export class ChangeLog {
     if (held.length !== Math.max(0, through - from + 1) || held.some((r, i) => r !== from + i)) {
       throw new Error(`etcd confirmed revisions ${from}-${through} but sent ${held.length === 0 ? 'none' : `${held[0] ?? ''}-${held[held.length - 1] ?? ''} (${held.length})`}`);
     }
+    const confirmed = asked.linearizable !== undefined && through >= asked.linearizable;
     if (through >= from) {
-      const name = chunkName(this.s.base, from, through, asked.atMs);
+      // Named for the time the log is confirmed up to: this request's if it confirmed it, else the last one's.
+      const name = chunkName(this.s.base, from, through, confirmed ? asked.atMs : this.state.confirmedAtMs ?? 0);
       const body = encodeChunk(revisions);
       const data = Readable.from([body]);
       await this.s.storage.put(name, seals(this.s.sealing) ? seal(data, this.s.sealing) : data);
     }
     this.state.throughRevision = through;
-    if (asked.linearizable === undefined || through < asked.linearizable) {
+    if (!confirmed) {
       this.state.error = asked.linearizable === undefined
         ? `${endpoint} could not read the cluster's revision through its leader (cut off from its peers, or stuck): its progress is not confirmed`
         : `${endpoint} reported progress through ${through}, behind the cluster's ${asked.linearizable}`;

@@ -29,7 +29,8 @@ import { clusterSettled, podReady } from '../cluster/views.js';
 import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
-import { clientUrl } from '../../etcd/identity.js';
+import { clientUrl, serviceUrl } from '../../etcd/identity.js';
+import type { ClusterAddress } from '../../etcd/identity.js';
 import { tlsSecretNames } from '../../k8s/tls-secrets.js';
 
 export interface RestoreReconcilerDeps {
@@ -133,7 +134,7 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
       return clusterSettled(cluster) ? replayed(d, restore, pointInTime, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
     }
     if (cluster.status?.bootstrapped && available) {
-      const waiting = notYetServing(d, cluster);
+      const waiting = await notYetServing(d, cluster);
       if (waiting) return { phase: 'Restoring', reason: 'ClusterSettling', message: `EtcdCluster ${target} holds the restored data; ${waiting}` };
       if (pointInTime) {
         return {
@@ -269,27 +270,36 @@ function snapshotRefused(pods: readonly V1Pod[]): string | undefined {
   return undefined;
 }
 
-/** The restored cluster's members as they are now, ready or not (a hold must reach the first before it is ready). */
-async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; endpoints: string[] }> {
-  const { namespace, name, uid = '' } = cluster.metadata;
+/** How the operator reaches the restored cluster: its client (with the cluster's certificate, if TLS) and its address. */
+async function reach(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; address: ClusterAddress }> {
+  const { namespace, name } = cluster.metadata;
   const names = tlsSecretNames(name, cluster.spec);
   const address = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: names !== undefined };
-  const pods = d.pods.ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp);
-  return { etcd: await d.etcdClients.forCluster(namespace, names, Date.now()), endpoints: pods.map((p) => clientUrl(address, p.metadata?.name ?? '')) };
+  return { etcd: await d.etcdClients.forCluster(namespace, names, Date.now()), address };
+}
+
+/** The restored cluster's members as they are now, ready or not (a hold must reach the first before it is ready). */
+async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; endpoints: string[] }> {
+  const { etcd, address } = await reach(d, cluster);
+  const pods = d.pods.ownedBy(cluster.metadata.uid ?? '').filter((p) => !p.metadata?.deletionTimestamp);
+  return { etcd, endpoints: pods.map((p) => clientUrl(address, p.metadata?.name ?? '')) };
 }
 
 /**
  * What the restored cluster still lacks before a client can use it as restored, or undefined once it serves at
  * its final membership: settled, every member off its restore steps (each is replaced right after the restore,
- * and a client sent to one being replaced fails), as many members as asked for, and its client Service made.
+ * and a client sent to one being replaced fails), as many members as asked for, and its client Service answering
+ * as a client would reach it (a Service just made has no ready endpoint on the nodes' proxies yet).
  */
-function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): string | undefined {
+async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<string | undefined> {
   const pods = d.pods.ownedBy(cluster.metadata.uid ?? '').filter((p) => !p.metadata?.deletionTimestamp);
   if (!clusterSettled(cluster)) return 'waiting for it to settle';
   if (pods.some((p) => p.spec?.initContainers?.some((c) => c.name === RESTORE_STEP))) return 'its members are moving off their restore steps';
   if (pods.length !== cluster.spec.size || !pods.every(podReady)) return `${pods.filter(podReady).length} of ${cluster.spec.size} members ready`;
   if (!d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`)) return 'waiting for its client Service';
-  return undefined;
+  const { etcd, address } = await reach(d, cluster);
+  const answer = await etcd.status(serviceUrl(address)).then(() => undefined, (err: unknown) => (err as Error).message);
+  return answer === undefined ? undefined : `its client Service does not answer yet (${answer})`;
 }
 
 /** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */
