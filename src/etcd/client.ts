@@ -64,6 +64,12 @@ export type TxnOp =
   | { type: 'put'; key: Buffer; value: Buffer }
   | { type: 'delete'; key: Buffer; rangeEnd?: Buffer };
 
+/**
+ * How long a member may send nothing while a snapshot waits on it. etcd streams from a read transaction as fast as
+ * it is read, so half a minute of silence is a member frozen or cut off, not a large database.
+ */
+const SNAPSHOT_STALL_MS = 30_000;
+
 /** Keys read per request when listing a span of keys. */
 const KEY_PAGE = 1000;
 
@@ -166,11 +172,12 @@ export class EtcdClient {
   /**
    * A snapshot of the member's database, streamed as etcd sends it over gRPC; nothing is held beyond one
    * chunk. The last 32 bytes are etcd's own sha256 of the rest, which `etcdutl snapshot restore` checks. With
-   * `timeoutMs`, the whole stream must be through in that time, even if the member stops sending.
+   * `timeoutMs`, the whole stream must be through in that time, even if the member stops sending; a member that
+   * sends nothing for 30 s while it is waited on fails it sooner.
    */
   snapshot(endpoint: string, timeoutMs?: number): AsyncIterable<Buffer> {
     const { lookup, tls, signal } = this.options;
-    return grpcSnapshot(endpoint, { lookup, tls, signal, ...(timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs }) });
+    return grpcSnapshot(endpoint, { lookup, tls, signal, stallMs: SNAPSHOT_STALL_MS, ...(timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs }) });
   }
 
   /** The store's revision, read through the leader (a linearizable read), so a lagging member cannot answer an older one. */

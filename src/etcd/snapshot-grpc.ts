@@ -19,6 +19,12 @@ export interface GrpcSnapshotOptions extends GrpcOptions {
   deadline?: number;
   /** The snapshot is cancelled once this aborts. */
   signal?: AbortSignal;
+  /**
+   * The member must send something within this long whenever the reader waits for it (time the reader spends on
+   * what it was given, such as a slow upload, does not count): a member that freezes mid-stream fails the
+   * snapshot within this bound instead of at the whole snapshot's deadline, an hour later.
+   */
+  stallMs?: number;
 }
 
 const EMPTY_MESSAGE = Buffer.from([0, 0, 0, 0, 0]);
@@ -86,12 +92,19 @@ export async function* grpcSnapshot(endpoint: string, o: GrpcSnapshotOptions = {
   });
   call.on('trailers', (trailers: IncomingHttpHeaders) => { status = grpcStatus(trailers); });
   call.end(EMPTY_MESSAGE);
+  let stall: NodeJS.Timeout | undefined;
   try {
     const frames = new SnapshotFrames();
+    const waitForMember = (): void => {
+      if (o.stallMs !== undefined) stall = setTimeout(() => { stop(fail(`the member sent nothing for ${o.stallMs ?? 0} ms in the middle of the snapshot`)); }, o.stallMs);
+    };
     try {
+      waitForMember();
       for await (const [chunk] of frameData(call)) {
+        clearTimeout(stall);
         for (const blob of frames.feed(chunk)) yield blob;
         if (stopped) break;
+        waitForMember();
       }
     } catch (err) {
       throw stopped ?? fail((err as Error).message);
@@ -106,6 +119,7 @@ export async function* grpcSnapshot(endpoint: string, o: GrpcSnapshotOptions = {
     }
   } finally {
     clearTimeout(timer);
+    clearTimeout(stall);
     o.signal?.removeEventListener('abort', cancel);
     if (!call.closed) call.close(constants.NGHTTP2_CANCEL);
     session.close();

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RestoreSpec } from '../../src/api/etcd-backup.js';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
 import { etcdCompact, etcdRangeAll, etcdStatus } from '../support/etcd-gateway.js';
 import type { StoredKey } from '../support/etcd-gateway.js';
@@ -101,5 +102,16 @@ test('point-in-time restores of a realistic workload (leases expiring with > 128
     return differs ? `${name} (revision ${revision}): ${differs}` : undefined;
   }));
   assert.deepEqual(outcomes.filter((o) => o !== undefined), [], 'every restore Completed with exactly the source\'s keys');
+
+  // A verification of this backup restores its change log's newest revision and compares it with the live cluster:
+  // the snapshot's leases must not run out under it and make it differ.
+  await bed.transport.call('PATCH', `/apis/${GROUP}/${VERSION}/namespaces/${bed.namespace}/etcdbackups/src`, { spec: { verification: { intervalInSecond: 3600 } } }, 'application/merge-patch+json');
+  const verified = await eventually('the backup verified at or past P3', 300_000, async () => {
+    const b = await getBackup(bed, 'src');
+    const v = b.status?.conditions?.find((c) => c.type === 'Verified');
+    return v && (v.status === 'False' || (b.status?.verification?.lastVerifiedRevision ?? 0) >= p3) ? { b, v } : undefined;
+  });
+  assert.equal(verified.v.status, 'True', JSON.stringify(verified.v));
+  t.diagnostic(`verified: ${verified.v.message}`);
 });
 

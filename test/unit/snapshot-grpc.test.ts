@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { SnapshotFrames } from '../../src/etcd/snapshot-frames.js';
-import { grpcTimeout } from '../../src/etcd/snapshot-grpc.js';
+import { grpcSnapshot, grpcTimeout } from '../../src/etcd/snapshot-grpc.js';
 
 const varint = (n: number): number[] => {
   const out: number[] = [];
@@ -70,4 +70,33 @@ test('the snapshot call\'s deadline in gRPC\'s timeout header: at most 8 digits'
   assert.equal(grpcTimeout(99_999_999), '99999999m');
   assert.equal(grpcTimeout(100_000_000), '100000S');
   assert.equal(grpcTimeout(1.5), '2m');
+});
+
+test('a snapshot whose member goes silent mid-stream fails within its stall bound; time the reader spends on what it got does not count', async () => {
+  const { createServer } = await import('node:http2');
+  const first = response(randomBytes(1000), 5000);
+  const server = createServer();
+  // Sends one response, then nothing: a member frozen in the middle of its snapshot.
+  server.on('stream', (stream) => {
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.write(first);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  try {
+    const started = Date.now();
+    let received = 0;
+    await assert.rejects((async () => {
+      for await (const blob of grpcSnapshot(`http://127.0.0.1:${port}`, { stallMs: 300 })) {
+        received += blob.length;
+        // A slow reader (an upload) holds the stream longer than the bound: the member is not to blame for that.
+        await new Promise((r) => setTimeout(r, 600));
+      }
+    })(), /sent nothing for 300 ms/);
+    assert.equal(received, 1000, 'what came before the silence was passed on');
+    const tookMs = Date.now() - started;
+    assert.ok(tookMs >= 900 && tookMs < 3000, `failed after the reader's 600 ms and the 300 ms bound (${tookMs} ms)`);
+  } finally {
+    server.close();
+  }
 });
