@@ -124,6 +124,9 @@ test('change log status: following, behind, a gap kept across restarts, waiting 
   const gap = changeLogStatus({ ...base, gaps: [{ from: 81, to: 99, detectedAtMs: 20_000 }], needsSnapshotFrom: 100 }, previous, 21_000, 5);
   assert.deepEqual(gap.changeLog.gaps?.map((g) => [g.from, g.to]), [[1, 2], [81, 99]], 'gaps the status held are kept');
   assert.deepEqual([gap.condition.status, gap.condition.reason], ['False', 'Gap']);
+  // Resumed from a snapshot at 150: the gap runs to 149, and the status says so once, not as a second gap.
+  const grown = changeLogStatus({ ...base, gaps: [{ from: 81, to: 149, detectedAtMs: 20_000 }], fromRevision: 151, throughRevision: 160, confirmedAtMs: 30_000 }, gap.changeLog, 31_000, 5);
+  assert.deepEqual(grown.changeLog.gaps?.map((g) => [g.from, g.to]), [[1, 2], [81, 149]]);
   assert.equal(changeLogStatus({ ...base, needsSnapshotFrom: 0 }, undefined, 1, 5).condition.reason, 'WaitingForSnapshot');
 });
 

@@ -138,6 +138,13 @@ export class ChangeLog {
     const snapshots = datedPeriodicBackups(await this.s.storage.list(`${this.s.base}_v`), this.s.base);
     const newest = snapshots.reduce((a, b) => (b.revision > a ? b.revision : a), -1);
     if (newest < 0 || newest < (snapshotFrom ?? 0)) return undefined;
+    // A gap ends where the log can start again: the revisions between the compaction and this snapshot are in
+    // neither the log nor a snapshot, so they cannot be restored either.
+    const gap = this.state.gaps.at(-1);
+    if (snapshotFrom !== undefined && gap && newest - 1 > gap.to) {
+      this.state.gaps = [...this.state.gaps.slice(0, -1), { ...gap, to: newest - 1 }];
+      this.s.log.warn({ gap: this.state.gaps.at(-1) }, 'change log gap: it runs to the snapshot the log resumes from');
+    }
     this.state.fromRevision = newest + 1;
     this.state.throughRevision = newest;
     return newest + 1;

@@ -43,9 +43,12 @@ export class ChangeLogs {
 export function changeLogStatus(
   state: Readonly<ChangeLogState>, previous: ChangeLogStatus | undefined, nowMs: number, chunkSeconds: number,
 ): { changeLog: ChangeLogStatus; condition: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'> } {
-  const gaps = [...(previous?.gaps ?? [])];
+  const gaps = (previous?.gaps ?? []).map((g) => ({ ...g }));
   for (const g of state.gaps) {
-    if (!gaps.some((p) => p.from === g.from && p.to === g.to)) gaps.push({ from: g.from, to: g.to, detectedAt: rfc3339(g.detectedAtMs) });
+    // A gap grows once the log resumes after it (to the snapshot it resumes from): the same gap, by where it starts.
+    const known = gaps.find((p) => p.from === g.from);
+    if (known) known.to = Math.max(known.to ?? 0, g.to);
+    else gaps.push({ from: g.from, to: g.to, detectedAt: rfc3339(g.detectedAtMs) });
   }
   const rpoSeconds = state.confirmedAtMs === undefined ? undefined : Math.ceil((nowMs - state.confirmedAtMs) / 1000);
   const changeLog: ChangeLogStatus = {
