@@ -47,28 +47,48 @@ export function chunksOf(names: readonly string[], base: string): ChunkName[] {
   }).sort((a, b) => a.from - b.from || a.to - b.to);
 }
 
-export function encodeChunk(revisions: readonly LoggedRevision[]): Buffer {
+/**
+ * A reading of the cluster's clock, taken by the change log before a progress request: a linearizable read began
+ * at `startMs` and answered `revision` by `doneMs`. So every write acknowledged before `startMs` is at or before
+ * `revision`, every revision after it was committed after `startMs`, and every revision up to it by `doneMs`.
+ * etcd's events carry no time; these readings are what a time is mapped to a revision by.
+ */
+export interface ClockReading { startMs: number; doneMs: number; revision: number }
+
+/** A chunk's contents: its revisions, and the clock readings taken since the chunk before. */
+export interface ChunkBody { revisions: LoggedRevision[]; clock: ClockReading[] }
+
+/** A record that starts with revision 0 (no revision has it) is a clock reading: its start, end and revision follow. */
+const CLOCK_RECORD = 0;
+
+export function encodeChunk(revisions: readonly LoggedRevision[], clock: readonly ClockReading[] = []): Buffer {
   const parts: Buffer[] = [];
   for (const r of revisions) {
     parts.push(varint(r.revision), varint(r.atMs), varint(r.events.length));
     for (const e of r.events) parts.push(varint(e.length), e);
   }
+  for (const c of clock) parts.push(varint(CLOCK_RECORD), varint(c.startMs), varint(c.doneMs), varint(c.revision));
   return Buffer.concat(parts);
 }
 
 /** The records of a chunk's body; a body cut off is an error, never a shorter log. */
-export function decodeChunk(body: Buffer): LoggedRevision[] {
-  const out: LoggedRevision[] = [];
+export function decodeChunk(body: Buffer): ChunkBody {
+  const revisions: LoggedRevision[] = [];
+  const clock: ClockReading[] = [];
   const r = new WireReader(body);
   while (!r.done) {
     const revision = r.varint();
+    if (revision === CLOCK_RECORD) {
+      clock.push({ startMs: r.varint(), doneMs: r.varint(), revision: r.varint() });
+      continue;
+    }
     const atMs = r.varint();
     const count = r.varint();
     const events: Buffer[] = [];
     for (let e = 0; e < count; e++) events.push(r.bytes(r.varint()));
-    out.push({ revision, atMs, events });
+    revisions.push({ revision, atMs, events });
   }
-  return out;
+  return { revisions, clock };
 }
 
 /** Groups watched events by revision, in order, stamped with when they arrived. */
@@ -142,21 +162,60 @@ export function coveredRuns(chunks: readonly ChunkName[]): Hole[] {
 /** "100-250, 300-420": the stretches the chunks hold. */
 const describeCoverage = (chunks: readonly ChunkName[]): string => coveredRuns(chunks).map((r) => `${r.from}-${r.to}`).join(', ');
 
+/** How far apart the clock readings around a time may be for it to be pinned to a revision. */
+export const PIN_BOUND_MS = 10_000;
+
+/** A time mapped to a revision, or why it cannot be. */
+export type TimePoint = { revision: number } | { refused: string };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
 /**
- * The revision the store was at, at `atMs`, as the log saw it: the last revision received by then. `read`
- * opens a chunk. Undefined when the log starts after that time.
+ * The revision the store was at, at `atMs`: the newest revision etcd had certainly committed by then. A revision
+ * was committed by the time the operator received it, and by the end of a clock reading that covered it; one
+ * past a reading that began after `atMs` was committed after it. When revisions were written between the last
+ * reading before the time and the first after it, and those readings are more than PIN_BOUND_MS apart (the
+ * operator was stopped, the cluster or the store was out of reach, or a gap), the time cannot be pinned and is
+ * refused. Logs written before the clock readings existed map a time to the last revision received by then.
  */
-export async function revisionAt(chunks: readonly ChunkName[], atMs: number, read: (chunk: ChunkName) => Promise<LoggedRevision[]>): Promise<number | undefined> {
-  // Chunks are confirmed in order: the first confirmed at or after the time holds its last revision, or the one before does.
-  const index = chunks.findIndex((c) => c.confirmedAtMs >= atMs);
-  if (index === -1) return chunks[chunks.length - 1]?.to;
-  const chunk = chunks[index];
-  if (!chunk) return undefined;
-  const seen = (await read(chunk)).filter((r) => r.atMs <= atMs);
-  const last = seen[seen.length - 1];
-  if (last) return last.revision;
-  const before = chunks[index - 1];
-  return before && before.to === chunk.from - 1 ? before.to : undefined;
+export async function revisionAt(chunks: readonly ChunkName[], atMs: number, read: (chunk: ChunkName) => Promise<ChunkBody>): Promise<TimePoint> {
+  const last = chunks[chunks.length - 1];
+  if (!last) return { refused: 'the change log is empty' };
+  // A reading is stored with the first chunk after it: the chunks named around the time hold those around it.
+  const found = chunks.findIndex((c) => c.confirmedAtMs >= atMs);
+  const index = found === -1 ? chunks.length - 1 : found;
+  const near = chunks.slice(Math.max(0, index - 2), index + 3);
+  const bodies = await Promise.all(near.map(read));
+  const received = bodies.flatMap((b) => b.revisions);
+  const clock = bodies.flatMap((b) => b.clock);
+  const receivedBy = received.filter((r) => r.atMs <= atMs).reduce((n, r) => Math.max(n, r.revision), 0);
+  const firstHeld = Math.min(...chunks.map((c) => c.from));
+  if (clock.length === 0) {
+    if (found === -1) return { revision: last.to };
+    if (receivedBy > 0) return { revision: receivedBy };
+    const before = chunks[found - 1];
+    return before && before.to === (chunks[found]?.from ?? 0) - 1 ? { revision: before.to } : { refused: `the change log starts after ${iso(atMs)}` };
+  }
+  const doneBefore = clock.filter((c) => c.doneMs <= atMs).sort((a, b) => a.doneMs - b.doneMs).at(-1);
+  const startedAfter = clock.filter((c) => c.startMs >= atMs).sort((a, b) => a.startMs - b.startMs)[0];
+  const surely = Math.max(doneBefore?.revision ?? 0, receivedBy);
+  if (surely < firstHeld - 1 || (!doneBefore && receivedBy === 0)) return { refused: `the change log starts after ${iso(atMs)}` };
+  if (!startedAfter) {
+    // After the last reading: the newest confirmed revision, if the time is within the bound of it.
+    const lastDone = Math.max(...clock.map((c) => c.doneMs));
+    if (atMs - lastDone > PIN_BOUND_MS) return { refused: `the change log is confirmed up to ${iso(lastDone)}; ${iso(atMs)} is later than that by more than ${PIN_BOUND_MS / 1000} s (choose a revision, or an earlier time)` };
+    return { revision: surely };
+  }
+  if (startedAfter.revision <= surely) return { revision: surely };
+  const from = doneBefore?.doneMs ?? 0;
+  if (startedAfter.startMs - from > PIN_BOUND_MS) {
+    const missing = holes(chunks, surely + 1, startedAfter.revision);
+    return {
+      refused: `${iso(atMs)} cannot be pinned to a revision: revisions ${surely + 1}-${startedAfter.revision} were written between ${iso(from)} and ${iso(startedAfter.startMs)}, ` +
+        `and the log has no reading of the cluster in between (the operator stopped, or the cluster or the store out of reach)${missing.length > 0 ? `; ${missing.map((h) => `${h.from}-${h.to}`).join(', ')} are not in the log at all` : ''}; choose a revision, or a time outside that stretch`,
+    };
+  }
+  return { revision: surely };
 }
 
 /** Chunks no kept snapshot needs: every revision in them is at or before the oldest kept snapshot's. */

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import {
   byRevision, chunkName, chunksOf, coveredRuns, decodeChunk, encodeChunk, holes, pointInTimePlan, prunableChunks, revisionAt,
 } from '../../src/storage/change-log.js';
-import type { ChunkName, LoggedRevision } from '../../src/storage/change-log.js';
+import type { ChunkBody, ChunkName, ClockReading, LoggedRevision } from '../../src/storage/change-log.js';
 import { decodeEvent, watchCreateRequest, watchMessage } from '../../src/etcd/watch-grpc.js';
 import { encodeField, lastFields } from '../../src/etcd/protobuf.js';
 import { changeLogStatus } from '../../src/controllers/backup/change-logs.js';
@@ -48,8 +48,10 @@ test('chunks: revisions round-trip with their events and times; a cut-off body i
     { revision: 10, raw: Buffer.from('e1') }, { revision: 10, raw: Buffer.from('e2') }, { revision: 11, raw: Buffer.alloc(300, 1) },
   ], 1_700_000_000_123);
   assert.deepEqual(revisions.map((r) => [r.revision, r.events.length]), [[10, 2], [11, 1]]);
-  const body = encodeChunk(revisions);
-  assert.deepEqual(decodeChunk(body), revisions);
+  const clock = [{ startMs: 1_700_000_000_000, doneMs: 1_700_000_000_004, revision: 11 }];
+  const body = encodeChunk(revisions, clock);
+  assert.deepEqual(decodeChunk(body), { revisions, clock });
+  assert.deepEqual(decodeChunk(encodeChunk(revisions)), { revisions, clock: [] }, 'a chunk without readings, as earlier versions wrote them');
   assert.throws(() => decodeChunk(body.subarray(0, body.length - 5)), /cut off/);
 });
 
@@ -98,18 +100,44 @@ test('property: a plan always covers every revision from its snapshot to the tar
   ));
 });
 
-test('a time maps to the last revision the log had received by then', async () => {
+test('without clock readings (a log from an earlier version), a time maps to the last revision the log had received by then', async () => {
   const records: Record<string, LoggedRevision[]> = {
     [chunk(1, 3, 1000).name]: [{ revision: 1, atMs: 100, events: [] }, { revision: 2, atMs: 500, events: [] }, { revision: 3, atMs: 900, events: [] }],
     [chunk(4, 5, 2000).name]: [{ revision: 4, atMs: 1500, events: [] }, { revision: 5, atMs: 1900, events: [] }],
   };
   const chunks = [chunk(1, 3, 1000), chunk(4, 5, 2000)];
-  const read = (c: ChunkName): Promise<LoggedRevision[]> => Promise.resolve(records[c.name] ?? []);
-  assert.equal(await revisionAt(chunks, 600, read), 2);
-  assert.equal(await revisionAt(chunks, 1200, read), 3, 'between two revisions: the earlier');
-  assert.equal(await revisionAt(chunks, 1950, read), 5);
-  assert.equal(await revisionAt(chunks, 99_999, read), 5, 'after the last confirmation: the newest revision held');
-  assert.equal(await revisionAt(chunks, 50, read), undefined, 'before the log began');
+  const read = (c: ChunkName): Promise<ChunkBody> => Promise.resolve({ revisions: records[c.name] ?? [], clock: [] });
+  assert.deepEqual(await revisionAt(chunks, 600, read), { revision: 2 });
+  assert.deepEqual(await revisionAt(chunks, 1200, read), { revision: 3 }, 'between two revisions: the earlier');
+  assert.deepEqual(await revisionAt(chunks, 1950, read), { revision: 5 });
+  assert.deepEqual(await revisionAt(chunks, 99_999, read), { revision: 5 }, 'after the last confirmation: the newest revision held');
+  assert.ok('refused' in await revisionAt(chunks, 50, read), 'before the log began');
+});
+
+test('a time maps to the revision etcd had certainly committed by then, by the clock readings; one the readings cannot pin within the bound is refused', async () => {
+  const rev = (revision: number, atMs: number): LoggedRevision => ({ revision, atMs, events: [] });
+  const reading = (startMs: number, revision: number): ClockReading => ({ startMs, doneMs: startMs + 5, revision });
+  // 0-10 s: normal, a reading each second; 10-70 s: the store hangs, revisions 21-80 are received only at 70 s when
+  // it answers, but the readings go on every 2 s; 70-120 s: the operator is stopped while 81-130 are written; then on.
+  const bodies: Record<string, ChunkBody> = {};
+  const chunks: ChunkName[] = [];
+  const add = (from: number, to: number, confirmedAtMs: number, body: ChunkBody): void => {
+    const c = chunk(from, to, confirmedAtMs);
+    chunks.push(c);
+    bodies[c.name] = body;
+  };
+  add(1, 20, 10_000, { revisions: Array.from({ length: 20 }, (_, i) => rev(i + 1, 500 * (i + 1))), clock: Array.from({ length: 10 }, (_, i) => reading(1000 * (i + 1), 2 * (i + 1))) });
+  add(21, 80, 70_000, { revisions: Array.from({ length: 60 }, (_, i) => rev(21 + i, 70_000)), clock: Array.from({ length: 30 }, (_, i) => reading(12_000 + 2000 * i, 21 + 2 * i)) });
+  add(81, 140, 121_000, { revisions: Array.from({ length: 60 }, (_, i) => rev(81 + i, 120_500)), clock: [reading(121_000, 140)] });
+  add(141, 141, 122_000, { revisions: [rev(141, 121_500)], clock: [reading(122_000, 141)] });
+  const read = (c: ChunkName): Promise<ChunkBody> => Promise.resolve(bodies[c.name] ?? { revisions: [], clock: [] });
+  assert.deepEqual(await revisionAt(chunks, 5_200, read), { revision: 10 }, 'normal: the revision received by then');
+  assert.deepEqual(await revisionAt(chunks, 30_100, read), { revision: 39 }, 'during the store outage: the reading just before, not the revision received before the outage');
+  const down = await revisionAt(chunks, 100_000, read);
+  assert.ok('refused' in down && /cannot be pinned.*revisions 81-140 were written between/.test(down.refused), JSON.stringify(down));
+  assert.deepEqual(await revisionAt(chunks, 121_700, read), { revision: 141 });
+  const later = await revisionAt(chunks, 200_000, read);
+  assert.ok('refused' in later && /confirmed up to/.test(later.refused), JSON.stringify(later));
 });
 
 test('change log status: following, behind, a gap kept across restarts, waiting for the first snapshot', () => {
@@ -142,7 +170,7 @@ test('a stored chunk is read through its checksum and key, and one that lacks a 
       return chunksOf([name], 'b.db')[0] ?? chunk(from, to);
     };
     const keys = new Map([['k1', key.key]]);
-    assert.deepEqual(await readChunk({ storage, keys }, await store(10, 12, revisions)), revisions);
+    assert.deepEqual(await readChunk({ storage, keys }, await store(10, 12, revisions)), { revisions, clock: [] });
     await assert.rejects(readChunk({ storage, keys }, await store(20, 22, revisions.slice(0, 2).map((r) => ({ ...r, revision: r.revision + 10 })))),
       (err: unknown) => err instanceof ReplayError && err.reason === 'ChangeLogIncomplete' && /named for revisions 20-22 but holds 2/.test(err.message));
     await assert.rejects(readChunk({ storage, keys: new Map() }, await store(30, 30, [{ revision: 30, atMs: 1, events: [] }])), /k1/);

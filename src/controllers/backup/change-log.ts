@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { EtcdClient } from '../../etcd/client.js';
 import { isAborted, sleep } from '../../runtime/abortable.js';
 import { byRevision, changeLogPrefix, chunkName, chunksOf, coveredRuns, encodeChunk } from '../../storage/change-log.js';
-import type { Hole, LoggedRevision } from '../../storage/change-log.js';
+import type { ClockReading, Hole, LoggedRevision } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { seal, seals } from '../../storage/sealed.js';
 import type { SealOptions } from '../../storage/sealed.js';
@@ -53,6 +53,9 @@ const MIN_SILENCE_MS = 10_000;
 const SNAPSHOT_POLL_MS = 2000;
 /** Progress requests remembered while unanswered; more are still sent, and their answers, if any, are not counted. */
 const MAX_ASKED = 4;
+
+/** Clock readings kept for the next chunk (a quiet cluster stores none for long; older ones add nothing). */
+const MAX_READINGS = 256;
 
 /** A progress request: when it was sent, and the cluster's revision read through the leader just before (if it answered). */
 interface Asked { atMs: number; linearizable: number | undefined }
@@ -163,18 +166,31 @@ export class ChangeLog {
     // while the watch is catching up: a request unanswered for two chunk periods is sent again, and each answer
     // counts from the oldest request still waiting (an earlier time than its own: never a fresher RPO than true).
     const asked: Asked[] = [];
+    const clock: ClockReading[] = [];
     const asking = { now: false };
+    /**
+     * A linearizable read through the watched member: once it answers, the member has applied every revision the
+     * cluster committed before it began. A member cut off from the leader, or stuck applying, cannot answer it.
+     * Each answer is a clock reading, kept with the next chunk stored: a restore to a time is pinned by them.
+     */
+    const read = async (): Promise<Asked> => {
+      const atMs = Date.now();
+      const linearizable = await etcd.currentRevision(endpoint).then((r) => r, () => undefined);
+      if (linearizable !== undefined && !signal.aborted) {
+        clock.push({ startMs: atMs, doneMs: Date.now(), revision: linearizable });
+        // While nothing is written no chunk is stored: the newest readings are the ones that pin times then.
+        if (clock.length > MAX_READINGS) clock.splice(0, clock.length - MAX_READINGS);
+      }
+      return { atMs, linearizable };
+    };
+    // A progress request goes after a reading: its answer then covers every revision the reading vouches for.
     const ask = (): void => {
       if (asking.now) return;
       asking.now = true;
-      const atMs = Date.now();
-      // A linearizable read through the watched member first: once it answers, the member has applied every
-      // revision the cluster committed before `atMs`, and the progress asked after it covers them. A member cut
-      // off from the leader, or stuck applying, cannot answer it, and no progress of its counts as confirmed.
-      void etcd.currentRevision(endpoint).then((r) => r, () => undefined).then((linearizable) => {
+      void read().then((reading) => {
         asking.now = false;
         if (signal.aborted) return;
-        if (asked.length < MAX_ASKED) asked.push({ atMs, linearizable });
+        if (asked.length < MAX_ASKED) asked.push(reading);
         watch.requestProgress();
       });
     };
@@ -189,6 +205,8 @@ export class ChangeLog {
         silence.noticed = true;
         watch.close();
       } else if (Date.now() - oldest.atMs > 2 * this.s.chunkMs) ask();
+      // A reading every period, also while an answer is awaited (a slow store holds the log): times stay pinned.
+      else void read();
     }, this.s.chunkMs);
     // The watch answers every progress request, so it never goes quiet by itself: stopping the log (its
     // backup's spec changed, or it was deleted) must close it, or stop() would wait for ever.
@@ -212,7 +230,7 @@ export class ChangeLog {
         }
         const answered = asked.shift();
         if (answered === undefined) continue;
-        from = await this.store(from, m.revision, pending, answered, endpoint);
+        from = await this.store(from, m.revision, pending, answered, endpoint, clock);
         pending = [];
         pendingBytes = 0;
       }
@@ -232,7 +250,7 @@ export class ChangeLog {
    * `from`. The log counts as confirmed up to when it was asked only if the cluster's revision read through the
    * leader then is stored too; otherwise it stays as confirmed before, and its RPO rises.
    */
-  private async store(from: number, through: number, revisions: LoggedRevision[], asked: Asked, endpoint: string): Promise<number> {
+  private async store(from: number, through: number, revisions: LoggedRevision[], asked: Asked, endpoint: string, clock: ClockReading[]): Promise<number> {
     const held = revisions.map((r) => r.revision);
     // Every revision has events, so a confirmed stretch holds each of its revisions once, in order; anything
     // else (a progress answered ahead of its events) must not be stored as complete.
@@ -243,7 +261,8 @@ export class ChangeLog {
     if (through >= from) {
       // Named for the time the log is confirmed up to: this request's if it confirmed it, else the last one's.
       const name = chunkName(this.s.base, from, through, confirmed ? asked.atMs : this.state.confirmedAtMs ?? 0);
-      const body = encodeChunk(revisions);
+      // The readings taken so far go with it (those taken while it was stored go with the next).
+      const body = encodeChunk(revisions, clock.splice(0));
       const data = Readable.from([body]);
       await this.s.storage.put(name, seals(this.s.sealing) ? seal(data, this.s.sealing) : data);
     }

@@ -213,8 +213,9 @@ async function choosePoint(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
     const names = await opened.storage.list(opened.name);
     const chunks = chunksOf(names, opened.name);
     const at = restore.spec.pointInTime ?? {};
-    const target = at.revision ?? await revisionAt(chunks, Date.parse(at.time ?? ''), (c) => readChunk({ storage: opened.storage, keys }, c));
-    if (target === undefined) return unavailable(`the change log of ${opened.name} starts after ${at.time ?? ''}`);
+    const pinned = at.revision === undefined ? await revisionAt(chunks, Date.parse(at.time ?? ''), (c) => readChunk({ storage: opened.storage, keys }, c)) : { revision: at.revision };
+    if ('refused' in pinned) return unavailable(`${opened.name}: ${pinned.refused}`);
+    const target = pinned.revision;
     const plan = pointInTimePlan(datedPeriodicBackups(names, opened.name), chunks, target);
     if ('refused' in plan) return unavailable(`${opened.name}: ${plan.refused}`);
     for (const chunk of plan.chunks) await readChunk({ storage: opened.storage, keys }, chunk);

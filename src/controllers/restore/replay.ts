@@ -5,7 +5,7 @@ import { decodeEvent } from '../../etcd/watch-grpc.js';
 import type { ChangeEvent } from '../../etcd/watch-grpc.js';
 import { MAX_TXN_OPS, deleteRuns, eventOps } from './revision-ops.js';
 import { chunksFor, decodeChunk } from '../../storage/change-log.js';
-import type { ChunkName, LoggedRevision } from '../../storage/change-log.js';
+import type { ChunkBody, ChunkName } from '../../storage/change-log.js';
 import { unseal } from '../../storage/sealed.js';
 import type { KeyRing } from '../../storage/sealed.js';
 import type { BackupStorage } from '../../storage/storage.js';
@@ -23,16 +23,17 @@ export interface ChangeLogSource {
   keys: KeyRing;
 }
 
-/** A chunk's revisions: its bytes checked against the sha256 stored beside it, opened with its key, decoded. */
-export async function readChunk(s: ChangeLogSource, chunk: ChunkName): Promise<LoggedRevision[]> {
+/** A chunk's revisions and clock readings: its bytes checked against the sha256 stored beside it, opened with its key, decoded. */
+export async function readChunk(s: ChangeLogSource, chunk: ChunkName): Promise<ChunkBody> {
   const parts: Buffer[] = [];
   for await (const part of unseal(s.storage.get(chunk.name), s.keys, chunk.name)) parts.push(part);
-  const revisions = decodeChunk(Buffer.concat(parts));
+  const body = decodeChunk(Buffer.concat(parts));
+  const { revisions } = body;
   const held = revisions.map((r) => r.revision);
   if (held.length !== chunk.to - chunk.from + 1 || held.some((r, i) => r !== chunk.from + i)) {
     throw new ReplayError('ChangeLogIncomplete', `${chunk.name} is named for revisions ${chunk.from}-${chunk.to} but holds ${held.length} revisions`);
   }
-  return revisions;
+  return body;
 }
 
 export interface ReplayRequest extends ChangeLogSource {
@@ -55,7 +56,7 @@ export interface ReplayRequest extends ChangeLogSource {
 async function* loggedRevisions(r: ReplayRequest, from: number, to: number): AsyncIterable<{ revision: number; events: ChangeEvent[] }> {
   let next = from;
   for (const chunk of chunksFor(r.chunks, from, to)) {
-    for (const logged of await readChunk(r, chunk)) {
+    for (const logged of (await readChunk(r, chunk)).revisions) {
       if (logged.revision < next) continue;
       if (logged.revision > to) return;
       if (logged.revision !== next) throw new ReplayError('ChangeLogIncomplete', `the change log has no revision ${next}`);
