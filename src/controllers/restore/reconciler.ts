@@ -57,9 +57,10 @@ const POINT_CHOSEN = 'PointChosen';
 const REPLAY_SLICE_MS = 20_000;
 
 /**
- * reconcile(namespace/name) for EtcdRestore: checks the backup (its sha256), then creates the named
- * EtcdCluster marked as restored by it, whose first members start from the snapshot; done when that
- * cluster is Available. Restores only into a new cluster: an existing one is never touched.
+ * reconcile(namespace/name) for EtcdRestore: checks the backup (its sha256, etcd's own hash, its seal), then
+ * creates the named EtcdCluster marked as restored by it, whose first members start from the snapshot (and, for a
+ * point in time, replays the change log into it); done when that cluster serves the restored data at its final
+ * membership. Restores only into a new cluster: an existing one is never touched.
  */
 export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
   return async (key, { log }): Promise<ReconcileResult | undefined> => {
