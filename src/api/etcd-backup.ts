@@ -146,7 +146,8 @@ export const restoreSpec = object({
   encryption: object({ keySecret }, { required: ['keySecret'], description: 'The keys an encrypted backup opens with (it names its own).' }),
   pointInTime: object({
     revision: integer({ format: 'int64', minimum: 1, description: 'Restore the store exactly as it was at this revision.' }),
-    time: string({ format: 'date-time', description: 'Or as it was at this time: the last revision the continuous backup had received by then.' }),
+    time: string({ format: 'date-time', description: 'Or as it was at this time: the newest revision etcd had certainly committed by then, pinned by the '
+      + 'change log\'s readings of the cluster\'s revision; refused when no readings 10 s apart or closer surround it.' }),
   }, {
     description: 'Restore to a point in time from a continuous backup: s3.path names the EtcdBackup\'s path (not one snapshot); the newest full '
       + 'snapshot at or before the point is restored and its change log replayed up to it.',

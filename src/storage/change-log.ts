@@ -165,6 +165,9 @@ const describeCoverage = (chunks: readonly ChunkName[]): string => coveredRuns(c
 /** How far apart the clock readings around a time may be for it to be pinned to a revision. */
 export const PIN_BOUND_MS = 10_000;
 
+/** How far from a time, by their names, the chunks that may hold the clock readings around it are looked for. */
+const READINGS_SPAN_MS = 120_000;
+
 /** A time mapped to a revision, or why it cannot be. */
 export type TimePoint = { revision: number } | { refused: string };
 
@@ -181,10 +184,12 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export async function revisionAt(chunks: readonly ChunkName[], atMs: number, read: (chunk: ChunkName) => Promise<ChunkBody>): Promise<TimePoint> {
   const last = chunks[chunks.length - 1];
   if (!last) return { refused: 'the change log is empty' };
-  // A reading is stored with the first chunk after it: the chunks named around the time hold those around it.
+  // A reading is stored with the first chunk stored after it, which is named for the confirmation it stores: later
+  // than the reading, or earlier by as long as the store held the log up. The chunks named within READINGS_SPAN_MS
+  // of the time (and the two on either side) hold the readings around it.
   const found = chunks.findIndex((c) => c.confirmedAtMs >= atMs);
   const index = found === -1 ? chunks.length - 1 : found;
-  const near = chunks.slice(Math.max(0, index - 2), index + 3);
+  const near = chunks.filter((c, i) => Math.abs(i - index) <= 2 || Math.abs(c.confirmedAtMs - atMs) <= READINGS_SPAN_MS);
   const bodies = await Promise.all(near.map(read));
   const received = bodies.flatMap((b) => b.revisions);
   const clock = bodies.flatMap((b) => b.clock);

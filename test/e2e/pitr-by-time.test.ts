@@ -35,7 +35,9 @@ test('a restore to a time during a store outage pins the revision acknowledged b
   t.after(async () => { writing.on = false; await writer; });
   /** The newest revision acknowledged at or before `ms`. */
   const ackedBy = (ms: number): number => acked.filter((w) => w.atMs <= ms).reduce((n, w) => Math.max(n, w.revision), 0);
-  await eventually('the change log following', 90_000, async () => changeLogThrough(bed, 'src', acked.at(-1)?.revision ?? 1));
+  await new Promise((r) => setTimeout(r, 1000));
+  const firstWrites = acked.at(-1)?.revision ?? 1;
+  await eventually('the change log following', 90_000, async () => changeLogThrough(bed, 'src', firstWrites));
 
   // The store holds every write of the log for 30 s.
   relay.hold((method, path) => method === 'PUT' && path.includes('/src.db.changes/'));

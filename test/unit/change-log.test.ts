@@ -127,12 +127,15 @@ test('a time maps to the revision etcd had certainly committed by then, by the c
     bodies[c.name] = body;
   };
   add(1, 20, 10_000, { revisions: Array.from({ length: 20 }, (_, i) => rev(i + 1, 500 * (i + 1))), clock: Array.from({ length: 10 }, (_, i) => reading(1000 * (i + 1), 2 * (i + 1))) });
-  add(21, 80, 70_000, { revisions: Array.from({ length: 60 }, (_, i) => rev(21 + i, 70_000)), clock: Array.from({ length: 30 }, (_, i) => reading(12_000 + 2000 * i, 21 + 2 * i)) });
+  // The first chunk stored once the store answers is named for the progress asked when it stalled (12 s) and holds
+  // every reading taken while it was down; the queued answers after it are stored at once, named for their asks.
+  add(21, 22, 12_000, { revisions: [rev(21, 70_000), rev(22, 70_000)], clock: Array.from({ length: 30 }, (_, i) => reading(12_000 + 2000 * i, 21 + 2 * i)) });
+  for (let from = 23; from <= 79; from += 2) add(from, from + 1, 14_000 + (from - 23) * 1000, { revisions: [rev(from, 70_000), rev(from + 1, 70_000)], clock: [] });
   add(81, 140, 121_000, { revisions: Array.from({ length: 60 }, (_, i) => rev(81 + i, 120_500)), clock: [reading(121_000, 140)] });
   add(141, 141, 122_000, { revisions: [rev(141, 121_500)], clock: [reading(122_000, 141)] });
   const read = (c: ChunkName): Promise<ChunkBody> => Promise.resolve(bodies[c.name] ?? { revisions: [], clock: [] });
   assert.deepEqual(await revisionAt(chunks, 5_200, read), { revision: 10 }, 'normal: the revision received by then');
-  assert.deepEqual(await revisionAt(chunks, 30_100, read), { revision: 39 }, 'during the store outage: the reading just before, not the revision received before the outage');
+  assert.deepEqual(await revisionAt(chunks, 30_100, read), { revision: 39 }, 'during the store outage: the reading just before (stored in a chunk named earlier), not the revision received before the outage');
   const down = await revisionAt(chunks, 100_000, read);
   assert.ok('refused' in down && /cannot be pinned.*revisions 81-140 were written between/.test(down.refused), JSON.stringify(down));
   assert.deepEqual(await revisionAt(chunks, 121_700, read), { revision: 141 });

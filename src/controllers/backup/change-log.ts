@@ -73,6 +73,11 @@ export const GAPS_KEPT = 10;
  */
 export class ChangeLog {
   private readonly state: ChangeLogState = { gaps: [] };
+  /**
+   * Clock readings not stored yet. Kept across a reconnection (a chunk whose write failed takes its readings
+   * back), so a time while the store was down is still pinned by the readings taken then.
+   */
+  private readonly clock: ClockReading[] = [];
   private readonly stopped = new AbortController();
   readonly done: Promise<void>;
 
@@ -166,7 +171,7 @@ export class ChangeLog {
     // while the watch is catching up: a request unanswered for two chunk periods is sent again, and each answer
     // counts from the oldest request still waiting (an earlier time than its own: never a fresher RPO than true).
     const asked: Asked[] = [];
-    const clock: ClockReading[] = [];
+    const { clock } = this;
     const asking = { now: false };
     /**
      * A linearizable read through the watched member: once it answers, the member has applied every revision the
@@ -196,12 +201,14 @@ export class ChangeLog {
     };
     const silenceMs = Math.max(3 * this.s.chunkMs, MIN_SILENCE_MS);
     let heardAt = Date.now();
+    // While a chunk is being stored nothing is read from the watch: a slow store is not the member's silence.
+    const storing = { now: false };
     // Set by the timer (an object: the checks below would otherwise be narrowed to its first value).
     const silence = { noticed: false };
     const timer = setInterval(() => {
       const oldest = asked[0];
       if (oldest === undefined) ask();
-      else if (Date.now() - Math.max(oldest.atMs, heardAt) > silenceMs) {
+      else if (!storing.now && Date.now() - Math.max(oldest.atMs, heardAt) > silenceMs) {
         silence.noticed = true;
         watch.close();
       } else if (Date.now() - oldest.atMs > 2 * this.s.chunkMs) ask();
@@ -230,7 +237,11 @@ export class ChangeLog {
         }
         const answered = asked.shift();
         if (answered === undefined) continue;
-        from = await this.store(from, m.revision, pending, answered, endpoint, clock);
+        storing.now = true;
+        from = await this.store(from, m.revision, pending, answered, endpoint).finally(() => {
+          storing.now = false;
+          heardAt = Date.now();
+        });
         pending = [];
         pendingBytes = 0;
       }
@@ -250,7 +261,7 @@ export class ChangeLog {
    * `from`. The log counts as confirmed up to when it was asked only if the cluster's revision read through the
    * leader then is stored too; otherwise it stays as confirmed before, and its RPO rises.
    */
-  private async store(from: number, through: number, revisions: LoggedRevision[], asked: Asked, endpoint: string, clock: ClockReading[]): Promise<number> {
+  private async store(from: number, through: number, revisions: LoggedRevision[], asked: Asked, endpoint: string): Promise<number> {
     const held = revisions.map((r) => r.revision);
     // Every revision has events, so a confirmed stretch holds each of its revisions once, in order; anything
     // else (a progress answered ahead of its events) must not be stored as complete.
@@ -261,10 +272,15 @@ export class ChangeLog {
     if (through >= from) {
       // Named for the time the log is confirmed up to: this request's if it confirmed it, else the last one's.
       const name = chunkName(this.s.base, from, through, confirmed ? asked.atMs : this.state.confirmedAtMs ?? 0);
-      // The readings taken so far go with it (those taken while it was stored go with the next).
-      const body = encodeChunk(revisions, clock.splice(0));
+      // The readings taken so far go with it (those taken while it is stored go with the next); dropped from
+      // memory only once it is stored.
+      const readings = this.clock.slice();
+      const body = encodeChunk(revisions, readings);
       const data = Readable.from([body]);
       await this.s.storage.put(name, seals(this.s.sealing) ? seal(data, this.s.sealing) : data);
+      const stored = new Set(readings);
+      const rest = this.clock.filter((c) => !stored.has(c));
+      this.clock.splice(0, this.clock.length, ...rest);
     }
     this.state.throughRevision = through;
     if (!confirmed) {
