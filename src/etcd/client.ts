@@ -186,6 +186,12 @@ export class EtcdClient {
     return Number(res.header?.revision ?? 0);
   }
 
+  /** How many keys the store held at `revision`. */
+  async keyCount(endpoint: string, revision: number): Promise<number> {
+    const res = (await this.call(endpoint, '/v3/kv/range', { key: 'AA==', range_end: 'AA==', count_only: true, revision: String(revision) })) as { count?: string };
+    return Number(res.count ?? 0);
+  }
+
   /**
    * Up to `limit` keys from `fromKey` to the end of the key space, as the store was at `revision`, in key
    * order; `more` when keys remain after the last.

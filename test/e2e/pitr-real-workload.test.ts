@@ -11,7 +11,7 @@ import { eventually } from '../support/lab.js';
 import { etcdCompact, etcdRangeAll, etcdStatus } from '../support/etcd-gateway.js';
 import type { StoredKey } from '../support/etcd-gateway.js';
 import { backupBed, changeLogThrough, createBackup, getBackup, restoreToEnd } from '../support/backup-bed.js';
-import { bigValue, deletePrefix, guardedUpdate, leasedKeys, putAll, recordSource, startClients } from '../support/real-workload.js';
+import { bigValue, deleteAndPut, deletePrefix, guardedUpdate, leasedKeys, putAll, recordSource, startClients } from '../support/real-workload.js';
 import type { SourceModel } from '../support/real-workload.js';
 
 /** The model's key space at `revision` as a range answers it (lease left out: a replayed key keeps no lease). */
@@ -43,6 +43,7 @@ test('point-in-time restores of a realistic workload (leases expiring with > 128
   // Before the base snapshot: a namespace's objects, big ConfigMaps, two event leases of 150 and 140 keys, and
   // a master lease with its keys, all kept alive; the clients write throughout.
   await putAll(endpoint, Array.from({ length: 200 }, (_, i) => [`/registry/configmaps/ns-a/cm-${String(i).padStart(3, '0')}`, `data ${i}`]));
+  for (const ns of ['ns-c', 'ns-e']) await putAll(endpoint, Array.from({ length: 100 }, (_, i) => [`/registry/configmaps/${ns}/cm-${String(i).padStart(3, '0')}`, `${ns} ${i}`]));
   for (let i = 0; i < 3; i++) await guardedUpdate(endpoint, `/registry/configmaps/big/cm-${i}`, () => bigValue(900 * 1024, `big-${i}-v1`));
   const eventsA = await leasedKeys(endpoint, 8, Array.from({ length: 150 }, (_, i) => [`/registry/events/ns-a/ev-${String(i).padStart(3, '0')}`, `event a ${i}`]));
   const eventsB = await leasedKeys(endpoint, 8, Array.from({ length: 140 }, (_, i) => [`/registry/events/ns-b/ev-${String(i).padStart(3, '0')}`, `event b ${i}`]));
@@ -79,12 +80,14 @@ test('point-in-time restores of a realistic workload (leases expiring with > 128
   await model.through(p2);
   await etcdCompact(endpoint, p2);
 
-  // P3: more of the same after the compaction, the master lease still alive.
+  // P3: more of the same after the compaction, the master lease still alive; on the way, one transaction that
+  // deletes two namespaces and creates a key that sorts between them (201 events at one revision).
+  const moved = await deleteAndPut(endpoint, ['/registry/configmaps/ns-c/', '/registry/configmaps/ns-e/'], [['/registry/configmaps/ns-d/new', 'created among the deleted']]);
   await new Promise((r) => setTimeout(r, 3000));
   const p3 = await guardedUpdate(endpoint, '/registry/marks/p3', () => 'p3', [['/registry/configmaps/big/cm-2', bigValue(900 * 1024, 'big-2-v2')]]);
   const written = await clients.stop();
   await model.through(p3);
-  t.diagnostic(`source: snapshot at ${snapshotRevision}; P0 ${p0}, P1 ${p1} (${expiries.map((e) => `${e.revision}: ${e.deletes.length} deletes`).join(', ')}), P2 ${p2} (200 deletes), P3 ${p3}; clients wrote ${JSON.stringify(written)}`);
+  t.diagnostic(`source: snapshot at ${snapshotRevision}; P0 ${p0}, P1 ${p1} (${expiries.map((e) => `${e.revision}: ${e.deletes.length} deletes`).join(', ')}), P2 ${p2} (200 deletes), ${moved} (200 deletes and a put among them), P3 ${p3}; clients wrote ${JSON.stringify(written)}`);
   // The model agrees with the source's own history where the source still has it.
   assert.equal(firstDifference((await etcdRangeAll(endpoint, p3)).kvs, modelKeys(model, p3)), undefined, 'the recorded model is the source at P3');
   await eventually('the change log through P3', 60_000, () => changeLogThrough(bed, 'src', p3));

@@ -46,6 +46,16 @@ export async function deletePrefix(endpoint: string, prefix: string): Promise<{ 
   return { revision: Number(res.header?.revision ?? 0), deleted: Number(res.deleted ?? 0) };
 }
 
+/** One transaction that deletes every key under each prefix and puts the entries (keys that sort among the deleted); answers its revision. */
+export async function deleteAndPut(endpoint: string, prefixes: readonly string[], entries: readonly [string, string][]): Promise<number> {
+  const success = [
+    ...prefixes.map((p) => ({ request_delete_range: { key: b64(p), range_end: prefixEnd(p) } })),
+    ...entries.map(([key, value]) => ({ request_put: { key: b64(key), value: b64(value) } })),
+  ];
+  const res = (await post(endpoint, '/v3/kv/txn', { success })) as { header?: { revision?: string } };
+  return Number(res.header?.revision ?? 0);
+}
+
 /**
  * Kubernetes' GuaranteedUpdate: reads the key, then writes `next(old)` (and, with `alsoPut`, more keys in the same
  * transaction) only if nobody wrote the key since; tries again on a conflict. Answers the revision written.

@@ -29,22 +29,35 @@ test('keys of a lease spread among other keys: one run per stretch between keys 
   assert.deepEqual(grouped.runs.map((o) => [o.key.toString(), o.type === 'delete' ? o.rangeEnd?.toString('hex') : 'put']), [['b', '6300'], ['e', undefined]]);
 });
 
+test('a key the same transaction creates between deleted keys ends the run (a range over it would be refused as a duplicate)', () => {
+  const a = Array.from({ length: 100 }, (_, i) => buf(`/x/a/${String(i).padStart(3, '0')}`));
+  const c = Array.from({ length: 100 }, (_, i) => buf(`/x/c/${String(i).padStart(3, '0')}`));
+  const grouped = deleteRuns([...a, ...c], [...a, ...c], [buf('/x/b-new')]);
+  assert.ok('runs' in grouped);
+  assert.equal(grouped.runs.length, 2);
+  assert.ok(grouped.runs.every((o) => o.type === 'delete' && !(Buffer.compare(buf('/x/b-new'), o.key) >= 0 && o.rangeEnd && Buffer.compare(buf('/x/b-new'), o.rangeEnd) < 0)), 'no range covers the new key');
+});
+
 test('a deleted key the store does not hold is answered, not grouped over', () => {
   const grouped = deleteRuns(['a', 'x'].map(buf), ['a', 'b'].map(buf));
   assert.ok('missing' in grouped);
   assert.equal(grouped.missing.toString(), 'x');
 });
 
-test('property: the runs delete exactly the deleted keys, never one that stays, in no more operations than keys', () => {
+test('property: the runs delete exactly the deleted keys, never one that stays or is written, in no more operations than keys', () => {
   const key = fc.uint8Array({ minLength: 1, maxLength: 4 }).map((a) => Buffer.from(a));
-  fc.assert(fc.property(fc.uniqueArray(key, { minLength: 1, maxLength: 60, selector: (k) => k.toString('hex') }), fc.infiniteStream(fc.boolean()), (present, picks) => {
+  const keys = fc.uniqueArray(key, { minLength: 1, maxLength: 60, selector: (k) => k.toString('hex') });
+  fc.assert(fc.property(keys, keys, fc.infiniteStream(fc.boolean()), (present, fresh, picks) => {
     const it = picks[Symbol.iterator]();
     const deleted = present.filter(() => it.next().value === true);
     fc.pre(deleted.length > 0);
-    const grouped = deleteRuns(deleted, present);
-    assert.ok('runs' in grouped);
+    // Keys the transaction also writes: some it creates (not held), some it overwrites (held, not deleted).
     const gone = new Set(deleted.map((k) => k.toString('hex')));
-    assert.deepEqual(afterDeletes(present, grouped.runs), present.map((k) => k.toString('hex')).filter((k) => !gone.has(k)).sort());
+    const written = [...fresh, ...present].filter((k) => !gone.has(k.toString('hex')) && it.next().value === true);
+    const grouped = deleteRuns(deleted, present, written);
+    assert.ok('runs' in grouped);
+    const all = [...present, ...written.filter((w) => !present.some((p) => p.equals(w)))];
+    assert.deepEqual(afterDeletes(all, grouped.runs), all.map((k) => k.toString('hex')).filter((k) => !gone.has(k)).sort(), 'exactly the deleted keys go; every key written stays out of every range');
     assert.ok(grouped.runs.length <= deleted.length);
   }), { numRuns: 500 });
 });

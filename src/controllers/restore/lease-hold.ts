@@ -64,7 +64,8 @@ async function holdLeases(target: HoldTarget, signal: AbortSignal, log: Logger):
       const now = Date.now();
       const renew = listed.filter((id) => (due.get(id) ?? 0) <= now);
       for (let i = 0; i < renew.length; i += BATCH) {
-        await Promise.all(renew.slice(i, i + BATCH).map(async (id) => {
+        // Settled one by one: a lease whose renewal fails is tried on the next look, the others are renewed now.
+        await Promise.allSettled(renew.slice(i, i + BATCH).map(async (id) => {
           const ttl = await etcd.leaseKeepAlive(endpoint, id);
           due.set(id, now + Math.max(LOOK_MS, (ttl * 1000) / 3));
         }));

@@ -18,13 +18,13 @@ import { ConfigurationError } from '../cluster/tls.js';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { openStorage, readKeyRing } from '../backup/storage-for.js';
 import type { OpenedStorage } from '../backup/storage-for.js';
-import { snapshotSource } from '../backup/source.js';
+import { firstAnswer, snapshotSource } from '../backup/source.js';
 import type { EtcdClients } from '../cluster/tls.js';
 import { SealError, unseal } from '../../storage/sealed.js';
 import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
-import { ReplayError, readChunk, replay } from './replay.js';
+import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { clusterSettled, podReady } from '../cluster/views.js';
 import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
 import type { LeaseHolds } from './lease-hold.js';
@@ -138,6 +138,8 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
       const waiting = await notYetServing(d, cluster);
       if (waiting) return { phase: 'Restoring', reason: 'ClusterSettling', message: `EtcdCluster ${target} holds the restored data; ${waiting}` };
       if (pointInTime) {
+        const moved = await storeMoved(d, cluster, pointInTime.replayedThrough ?? 0);
+        if (moved) return { phase: 'Failed', reason: 'WrittenDuringRestore', message: moved };
         return {
           phase: 'Completed', reason: 'ClusterRestored',
           message: `EtcdCluster ${target} is at revision ${pointInTime.replayedThrough ?? 0}, as the source was: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed`,
@@ -249,6 +251,11 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: Poi
     if (through >= target) return done(through);
     return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: through }, message: `replaying the change log: at revision ${through} of ${target}` };
   } catch (err) {
+    // Tried again on the next pass from where it got, the progress and the cause in status meanwhile.
+    if (err instanceof ReplayInterrupted) {
+      log.warn({ err: err.cause, through: err.through }, 'change log replay interrupted; trying again');
+      return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: err.through }, message: `replaying the change log: at revision ${err.through} of ${target}; trying again after: ${(err.cause as Error).message}` };
+    }
     return refusal(err, opened.name);
   } finally {
     opened.close();
@@ -266,10 +273,24 @@ function snapshotRefused(pods: readonly V1Pod[]): string | undefined {
       const ended = [s.state?.terminated, s.lastState?.terminated].find((x) => x && x.exitCode !== 0);
       if (!ended) continue;
       if (s.name === FETCH_STEP && ended.exitCode === SNAPSHOT_REFUSED_EXIT) return `member ${pod.metadata?.name ?? ''} refused the backup: ${ended.message ?? ''}`.trim();
-      if (s.name === RESTORE_STEP) return `etcdutl snapshot restore failed on member ${pod.metadata?.name ?? ''}: ${(ended.message ?? '').trim() || `exit code ${ended.exitCode}`}`;
+      // A sandbox made anew (a node reboot) runs the step again on the data it made: not the snapshot's fault.
+      if (s.name === RESTORE_STEP && !/not empty/.test(ended.message ?? '')) return `etcdutl snapshot restore failed on member ${pod.metadata?.name ?? ''}: ${(ended.message ?? '').trim() || `exit code ${ended.exitCode}`}`;
     }
   }
   return undefined;
+}
+
+/**
+ * Why the restored store is no longer at the revision it was replayed to, or undefined while it is. Checked just
+ * before Completed: a lease of the snapshot can run out while no operator holds it (one stopped for longer than
+ * the lease's TTL), and its keys then go at a revision the source never had.
+ */
+async function storeMoved(d: RestoreReconcilerDeps, cluster: EtcdCluster, replayedTo: number): Promise<string | undefined> {
+  const { etcd, endpoints } = await members(d, cluster);
+  const { value: at } = await firstAnswer(endpoints, (e) => etcd.currentRevision(e));
+  if (at === replayedTo) return undefined;
+  return `the restored store is at revision ${at}, past the ${replayedTo} it was replayed to: something other than the replay wrote to it before the restore ended `
+    + '(a client, or a lease of the snapshot that ran out while no operator held it, one stopped for longer than its TTL); restore again';
 }
 
 /** How the operator reaches the restored cluster: its client (with the cluster's certificate, if TLS) and its address. */
@@ -301,7 +322,10 @@ async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): Pr
   if (!d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`)) return 'waiting for its client Service';
   const { etcd, address } = await reach(d, cluster);
   const answer = await etcd.status(serviceUrl(address)).then(() => undefined, (err: unknown) => (err as Error).message);
-  return answer === undefined ? undefined : `its client Service does not answer yet (${answer})`;
+  // A member answered through the Service with a certificate of the cluster's CA that does not name the Service
+  // (static TLS made without that name): it serves; a client must connect by a name its certificate holds.
+  if (answer === undefined || /does not match certificate's altnames/.test(answer)) return undefined;
+  return `its client Service does not answer yet (${answer})`;
 }
 
 /** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */

@@ -12,7 +12,7 @@ import type { BackupStorage } from '../../storage/storage.js';
 
 /** A point-in-time restore that cannot go on: the reason says why, for the EtcdRestore's condition. */
 export class ReplayError extends Error {
-  constructor(readonly reason: 'SnapshotPastTarget' | 'ChangeLogIncomplete' | 'WrittenDuringRestore' | 'RevisionTooLarge', message: string) {
+  constructor(readonly reason: 'SnapshotPastTarget' | 'ChangeLogIncomplete' | 'WrittenDuringRestore' | 'RevisionTooLarge' | 'ReplayRefused' | 'StoreCompacted', message: string) {
     super(message);
     this.name = 'ReplayError';
   }
@@ -68,8 +68,9 @@ async function* loggedRevisions(r: ReplayRequest, from: number, to: number): Asy
 
 /**
  * Whether the store holds, at `revision`, what the source wrote then: every put's key with its value, version
- * and revisions, and no deleted key. A revision is one transaction, so a store that was the source's before it
- * and holds all of its events at it wrote nothing else then.
+ * and revisions, no deleted key, and as many keys in all as those events leave (a lease that ran out with more
+ * keys than the source's deleted is found by the count). A revision is one transaction, so a store that was the
+ * source's before it and holds all this at it wrote nothing else then.
  */
 async function holdsRevision(r: ReplayRequest, revision: number, events: readonly ChangeEvent[]): Promise<boolean> {
   for (const e of events) {
@@ -77,7 +78,10 @@ async function holdsRevision(r: ReplayRequest, revision: number, events: readonl
     const kv = kvs[0]?.key.equals(e.key) ? kvs[0] : undefined;
     if (e.type === 'delete' ? kv !== undefined : !kv || kv.modRevision !== revision || kv.createRevision !== e.createRevision || kv.version !== e.version || !kv.value.equals(e.value)) return false;
   }
-  return true;
+  const created = events.filter((e) => e.type === 'put' && e.version === 1).length;
+  const deleted = events.filter((e) => e.type === 'delete').length;
+  const [before, after] = await Promise.all([r.etcd.keyCount(r.endpoint, revision - 1), r.etcd.keyCount(r.endpoint, revision)]);
+  return after === before + created - deleted;
 }
 
 /**
@@ -91,7 +95,8 @@ async function revisionOps(r: ReplayRequest, revision: number, events: readonly 
   const deleted = events.filter((e) => e.type === 'delete').map((e) => e.key).sort((a, b) => Buffer.compare(a, b));
   const first = deleted[0];
   const last = deleted[deleted.length - 1];
-  const grouped = first && last ? deleteRuns(deleted, await r.etcd.keysBetween(r.endpoint, first, last)) : { runs: [] };
+  const written = events.filter((e) => e.type === 'put').map((e) => e.key);
+  const grouped = first && last ? deleteRuns(deleted, await r.etcd.keysBetween(r.endpoint, first, last), written) : { runs: [] };
   if ('missing' in grouped) {
     throw new ReplayError('WrittenDuringRestore', `revision ${revision} deletes ${grouped.missing.toString('utf8')}, which the restored store does not hold: something other than the replay changed it`);
   }
@@ -104,6 +109,31 @@ async function revisionOps(r: ReplayRequest, revision: number, events: readonly 
 
 /** etcd's refusals of a transaction for its size: no retry changes them. */
 const TOO_LARGE = /too many operations in txn request|request is too large/;
+/** etcd's answer for a revision compacted away. */
+const COMPACTED = /required revision has been compacted/;
+
+/**
+ * What an error of etcd's during the replay means for the restore: a transaction etcd refused as invalid
+ * (HTTP 400: too large, a duplicate key) is refused the same way every time, and history the store has compacted
+ * cannot be checked again; anything else (a member unreachable, a timeout) is worth another try.
+ */
+function replayFailure(err: unknown, revision: number): unknown {
+  if (!(err instanceof EtcdError)) return err;
+  if (TOO_LARGE.test(err.message)) return new ReplayError('RevisionTooLarge', `revision ${revision}: ${err.message}`);
+  if (COMPACTED.test(err.message)) {
+    return new ReplayError('StoreCompacted', `revision ${revision} is compacted in the restored store before the replay could check it (autoCompaction in clusterSpec, or the snapshot compacted past its name): ${err.message}`);
+  }
+  if (err.status === 400) return new ReplayError('ReplayRefused', `etcd refused revision ${revision}: ${err.message}`);
+  return err;
+}
+
+/** The replay stopped on an error worth another try; it had written every revision up to `through`. */
+export class ReplayInterrupted extends Error {
+  constructor(readonly through: number, override readonly cause: unknown) {
+    super(`the replay stopped at revision ${through}: ${(cause as Error).message}`);
+    this.name = 'ReplayInterrupted';
+  }
+}
 
 /**
  * Writes the change log into the restored cluster, one transaction per source revision, from the
@@ -113,8 +143,19 @@ const TOO_LARGE = /too many operations in txn request|request is too large/;
  * revision it did not write (a lease that expired, a client) is found and refused, never skipped.
  */
 export async function replay(r: ReplayRequest): Promise<number> {
+  const progress = { through: r.checkedThrough, revision: r.checkedThrough };
+  try {
+    return await replayFrom(r, progress);
+  } catch (err) {
+    const failure = replayFailure(err, progress.revision);
+    throw failure instanceof ReplayError ? failure : new ReplayInterrupted(progress.through, failure);
+  }
+}
+
+async function replayFrom(r: ReplayRequest, progress: { through: number; revision: number }): Promise<number> {
   let at = await r.etcd.currentRevision(r.endpoint);
   for await (const { revision, events } of loggedRevisions(r, r.checkedThrough + 1, Math.min(at, r.target))) {
+    progress.revision = revision;
     if (!await holdsRevision(r, revision, events)) {
       throw new ReplayError('WrittenDuringRestore', `revision ${revision} of the restored store is not the source's: something other than the replay wrote to it (a client, or a lease of the snapshot that expired)`);
     }
@@ -122,16 +163,16 @@ export async function replay(r: ReplayRequest): Promise<number> {
   if (at > r.target) {
     throw new ReplayError('SnapshotPastTarget', `the restored store is at revision ${at}, past ${r.target}: the snapshot was taken later than its name says; choose a revision at or after ${at}`);
   }
+  progress.through = Math.max(progress.through, at);
   for await (const { revision, events } of loggedRevisions(r, at + 1, r.target)) {
     if (Date.now() >= r.untilMs) break;
-    const landed = await r.etcd.applyRevision(r.endpoint, await revisionOps(r, revision, events)).catch((err: unknown) => {
-      if (err instanceof EtcdError && TOO_LARGE.test(err.message)) throw new ReplayError('RevisionTooLarge', `revision ${revision} (${events.length} events): ${err.message}`);
-      throw err;
-    });
+    progress.revision = revision;
+    const landed = await r.etcd.applyRevision(r.endpoint, await revisionOps(r, revision, events));
     if (landed !== revision) {
       throw new ReplayError('WrittenDuringRestore', `revision ${revision} landed at ${landed}: something else wrote to the restored cluster while the change log was replayed`);
     }
     at = landed;
+    progress.through = at;
     if (revision % 100 === 0) r.log.info({ through: at, target: r.target }, 'change log replayed');
   }
   r.log.info({ through: at, target: r.target }, 'change log replayed');

@@ -8,12 +8,13 @@ export const MAX_TXN_OPS = 128;
 const after = (key: Buffer): Buffer => Buffer.concat([key, Buffer.from([0])]);
 
 /**
- * Runs of `deleted` keys with no other key of `present` between them, each as one ranged delete: a prefix
- * delete or a lease revoke of hundreds of keys becomes a few operations that delete exactly those keys.
- * `present` is every key the store holds from the first deleted key to the last (both sorted or not); a
- * deleted key the store does not hold is answered as `missing`, since the store then differs from the source.
+ * Runs of `deleted` keys with no other key between them, each as one ranged delete: a prefix delete or a lease
+ * revoke of hundreds of keys becomes a few operations that delete exactly those keys. `present` is every key the
+ * store holds from the first deleted key to the last, and `written` the keys the same transaction puts (a key it
+ * creates is not in the store yet, and a range over it would be refused as a duplicate, or delete it): both end a
+ * run. A deleted key the store does not hold is answered as `missing`, since the store then differs from the source.
  */
-export function deleteRuns(deleted: readonly Buffer[], present: readonly Buffer[]): { runs: TxnOp[] } | { missing: Buffer } {
+export function deleteRuns(deleted: readonly Buffer[], present: readonly Buffer[], written: readonly Buffer[] = []): { runs: TxnOp[] } | { missing: Buffer } {
   const gone = new Set(deleted.map((k) => k.toString('hex')));
   const held = new Set(present.map((k) => k.toString('hex')));
   const missing = deleted.find((k) => !held.has(k.toString('hex')));
@@ -25,7 +26,8 @@ export function deleteRuns(deleted: readonly Buffer[], present: readonly Buffer[
     if (first && last) runs.push(first.equals(last) ? { type: 'delete', key: first } : { type: 'delete', key: first, rangeEnd: after(last) });
     first = last = undefined;
   };
-  for (const key of [...present].sort((a, b) => Buffer.compare(a, b))) {
+  const created = written.filter((k) => !held.has(k.toString('hex')));
+  for (const key of [...present, ...created].sort((a, b) => Buffer.compare(a, b))) {
     if (!gone.has(key.toString('hex'))) {
       close();
       continue;
