@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { etcdPut } from '../support/etcd-gateway.js';
 import { eventually } from '../support/lab.js';
-import { backupBed, changeLogThrough, createBackup, writingUntil } from '../support/backup-bed.js';
+import { changeLogThrough, followedBed, podUrl } from '../support/backup-bed.js';
 import { isolateFromPeers } from '../support/partition.js';
 
 /** The backup's samples of the named gauges, from one scrape. */
@@ -19,21 +19,8 @@ async function gauges(metricsUrl: string, backup: string, names: string[]): Prom
 }
 
 test('a change log whose member is cut off from its peers never reports an RPO it cannot back, and catches up from another member', async (t) => {
-  const { bed, minio, operator, members } = await backupBed(t, 'log-cut', 3);
-  await createBackup(bed, 'live', {
-    clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
-    backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },
-  });
-  const urlOf = (pod: typeof members[number]): string => `http://${pod.status?.podIP ?? ''}:2379`;
-  const [first] = members;
-  assert.ok(first);
-  await writingUntil(urlOf(first), 'the change log following', 90_000, async () => changeLogThrough(bed, 'live', 1));
-
-  const lines = operator.logs.flatMap((l) => { try { return [JSON.parse(l) as { msg?: string; endpoint?: string }]; } catch { return []; } });
-  const watched = lines.filter((l) => l.msg === 'change log following').at(-1)?.endpoint ?? '';
-  const cut = members.find((p) => watched.includes(p.metadata?.name ?? '-') || watched.includes(p.status?.podIP ?? '-'));
-  assert.ok(cut, `the watched member (${watched}) among ${members.map((p) => p.metadata?.name).join(', ')}`);
-  const live = members.filter((p) => p !== cut).map(urlOf);
+  const { bed, operator, watched: cut, others } = await followedBed(t, 'log-cut');
+  const live = others.map(podUrl);
 
   // Writes to the majority, each with when it was acknowledged.
   const acked: { atMs: number; revision: number }[] = [];

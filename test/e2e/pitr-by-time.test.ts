@@ -48,7 +48,7 @@ test('a restore to a time during a store outage pins the revision acknowledged b
   await eventually('the log through the outage', 120_000, async () => changeLogThrough(bed, 'src', ackedBy(outageAt + 30_000)));
 
   // The operator killed, down for 15 s.
-  operator.kill();
+  await operator.kill();
   const killedAt = Date.now();
   await new Promise((r) => setTimeout(r, 15_000));
   operator = startOperator(t, bed.namespace);

@@ -4,7 +4,7 @@ import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import { ignoreStatus } from '../../src/runtime/transport.js';
 import type { BackupSpec, EtcdBackup, EtcdRestore, RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from './lab.js';
-import { etcdPutMany } from './etcd-gateway.js';
+import { etcdPutMany, etcdStatus } from './etcd-gateway.js';
 import { isReady, testbed } from './cluster-testbed.js';
 import type { Testbed } from './cluster-testbed.js';
 import { startMinio } from './minio.js';
@@ -85,4 +85,28 @@ export async function writingUntil<T>(endpoint: string, what: string, timeoutMs:
     await new Promise((r) => setTimeout(r, 1000));
     return probe();
   });
+}
+
+/** A pod's client URL by its address, as a client outside the cluster's DNS reaches it. */
+export const podUrl = (pod: V1Pod): string => `http://${pod.status?.podIP ?? ''}:2379`;
+
+/**
+ * backupBed with three members and a continuous EtcdBackup `live` (2 s chunks) following them; answers the member
+ * its change log watches, as the operator said when it started following, and the others.
+ */
+export async function followedBed(t: TestContext, prefix: string): Promise<Awaited<ReturnType<typeof backupBed>> & { watched: V1Pod; others: V1Pod[] }> {
+  const started = await backupBed(t, prefix, 3);
+  const { bed, minio, operator, members } = started;
+  await createBackup(bed, 'live', {
+    clusterName: 'src', storageType: 'S3', s3: { path: 'backups/src.db', awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true },
+    backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 },
+  });
+  const [first] = members;
+  if (!first) throw new Error('no member');
+  await writingUntil(podUrl(first), 'the change log following', 90_000, async () => changeLogThrough(bed, 'live', (await etcdStatus(podUrl(first))).revision));
+  const lines = operator.logs.flatMap((l) => { try { return [JSON.parse(l) as { msg?: string; endpoint?: string }]; } catch { return []; } });
+  const endpoint = lines.filter((l) => l.msg === 'change log following').at(-1)?.endpoint ?? '';
+  const watched = members.find((p) => endpoint.includes(p.metadata?.name ?? '-') || endpoint.includes(p.status?.podIP ?? '-'));
+  if (!watched) throw new Error(`the watched member (${endpoint}) is none of ${members.map((p) => p.metadata?.name).join(', ')}`);
+  return { ...started, watched, others: members.filter((p) => p !== watched) };
 }
