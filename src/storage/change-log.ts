@@ -179,7 +179,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * past a reading that began after `atMs` was committed after it. When revisions were written between the last
  * reading before the time and the first after it, and those readings are more than PIN_BOUND_MS apart (the
  * operator was stopped, the cluster or the store was out of reach, or a gap), the time cannot be pinned and is
- * refused. Logs written before the clock readings existed map a time to the last revision received by then.
+ * refused, and so is a time with no reading near it (a log written before readings were kept).
  */
 export async function revisionAt(chunks: readonly ChunkName[], atMs: number, read: (chunk: ChunkName) => Promise<ChunkBody>): Promise<TimePoint> {
   const last = chunks[chunks.length - 1];
@@ -195,28 +195,25 @@ export async function revisionAt(chunks: readonly ChunkName[], atMs: number, rea
   const clock = bodies.flatMap((b) => b.clock);
   const receivedBy = received.filter((r) => r.atMs <= atMs).reduce((n, r) => Math.max(n, r.revision), 0);
   const firstHeld = Math.min(...chunks.map((c) => c.from));
-  if (clock.length === 0) {
-    if (found === -1) return { revision: last.to };
-    if (receivedBy > 0) return { revision: receivedBy };
-    const before = chunks[found - 1];
-    return before && before.to === (chunks[found]?.from ?? 0) - 1 ? { revision: before.to } : { refused: `the change log starts after ${iso(atMs)}` };
-  }
+  // No reading near the time: a log written before readings were kept, or the cluster could not be read then.
+  // When the operator happened to read an event is no clock (a slow store, a restart delay it by minutes).
+  if (clock.length === 0) return { refused: `the change log has no reading of the cluster's revision near ${iso(atMs)} (written by an earlier version, or the cluster could not be read then); choose a revision` };
   const doneBefore = clock.filter((c) => c.doneMs <= atMs).sort((a, b) => a.doneMs - b.doneMs).at(-1);
   const startedAfter = clock.filter((c) => c.startMs >= atMs).sort((a, b) => a.startMs - b.startMs)[0];
   const surely = Math.max(doneBefore?.revision ?? 0, receivedBy);
   if (surely < firstHeld - 1 || (!doneBefore && receivedBy === 0)) return { refused: `the change log starts after ${iso(atMs)}` };
   if (!startedAfter) {
-    // After the last reading: the newest confirmed revision, if the time is within the bound of it.
-    const lastDone = Math.max(...clock.map((c) => c.doneMs));
+    // After the last reading: pinned only within the bound of the last reading before the time.
+    const lastDone = doneBefore?.doneMs ?? 0;
     if (atMs - lastDone > PIN_BOUND_MS) return { refused: `the change log is confirmed up to ${iso(lastDone)}; ${iso(atMs)} is later than that by more than ${PIN_BOUND_MS / 1000} s (choose a revision, or an earlier time)` };
     return { revision: surely };
   }
   if (startedAfter.revision <= surely) return { revision: surely };
-  const from = doneBefore?.doneMs ?? 0;
-  if (startedAfter.startMs - from > PIN_BOUND_MS) {
+  const from = doneBefore?.doneMs;
+  if (from === undefined || startedAfter.startMs - from > PIN_BOUND_MS) {
     const missing = holes(chunks, surely + 1, startedAfter.revision);
     return {
-      refused: `${iso(atMs)} cannot be pinned to a revision: revisions ${surely + 1}-${startedAfter.revision} were written between ${iso(from)} and ${iso(startedAfter.startMs)}, ` +
+      refused: `${iso(atMs)} cannot be pinned to a revision: revisions ${surely + 1}-${startedAfter.revision} were written ${from === undefined ? `before ${iso(startedAfter.startMs)}` : `between ${iso(from)} and ${iso(startedAfter.startMs)}`}, ` +
         `and the log has no reading of the cluster in between (the operator stopped, or the cluster or the store out of reach)${missing.length > 0 ? `; ${missing.map((h) => `${h.from}-${h.to}`).join(', ')} are not in the log at all` : ''}; choose a revision, or a time outside that stretch`,
     };
   }

@@ -18,7 +18,7 @@ import { ConfigurationError } from '../cluster/tls.js';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { openStorage, readKeyRing } from '../backup/storage-for.js';
 import type { OpenedStorage } from '../backup/storage-for.js';
-import { firstAnswer, snapshotSource } from '../backup/source.js';
+import { snapshotSource } from '../backup/source.js';
 import type { EtcdClients } from '../cluster/tls.js';
 import { SealError, unseal } from '../../storage/sealed.js';
 import type { KeyRing } from '../../storage/sealed.js';
@@ -84,7 +84,8 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
     await writeStatus<RestoreStatus, EtcdRestore>(d.transport, path, restore, (current) => {
       const pointInTime = outcome.pointInTime ?? current.status?.pointInTime;
       const sameTime = JSON.stringify(pointInTime) === JSON.stringify(current.status?.pointInTime);
-      if (current.status?.phase === outcome.phase && current.status.reason === outcome.reason && sameTime) return undefined;
+      const sameMessage = current.status?.conditions?.[0]?.message === outcome.message;
+      if (current.status?.phase === outcome.phase && current.status.reason === outcome.reason && sameTime && sameMessage) return undefined;
       const now = rfc3339(Date.now());
       return {
         phase: outcome.phase, reason: outcome.reason, observedGeneration: generation, ...(pointInTime ? { pointInTime } : {}),
@@ -138,11 +139,9 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
       const waiting = await notYetServing(d, cluster);
       if (waiting) return { phase: 'Restoring', reason: 'ClusterSettling', message: `EtcdCluster ${target} holds the restored data; ${waiting}` };
       if (pointInTime) {
-        const moved = await storeMoved(d, cluster, pointInTime.replayedThrough ?? 0);
-        if (moved) return { phase: 'Failed', reason: 'WrittenDuringRestore', message: moved };
         return {
           phase: 'Completed', reason: 'ClusterRestored',
-          message: `EtcdCluster ${target} is at revision ${pointInTime.replayedThrough ?? 0}, as the source was: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed`,
+          message: `EtcdCluster ${target} was at revision ${pointInTime.replayedThrough ?? 0}, as the source was, when its clients were let in: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed`,
         };
       }
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
@@ -278,19 +277,6 @@ function snapshotRefused(pods: readonly V1Pod[]): string | undefined {
     }
   }
   return undefined;
-}
-
-/**
- * Why the restored store is no longer at the revision it was replayed to, or undefined while it is. Checked just
- * before Completed: a lease of the snapshot can run out while no operator holds it (one stopped for longer than
- * the lease's TTL), and its keys then go at a revision the source never had.
- */
-async function storeMoved(d: RestoreReconcilerDeps, cluster: EtcdCluster, replayedTo: number): Promise<string | undefined> {
-  const { etcd, endpoints } = await members(d, cluster);
-  const { value: at } = await firstAnswer(endpoints, (e) => etcd.currentRevision(e));
-  if (at === replayedTo) return undefined;
-  return `the restored store is at revision ${at}, past the ${replayedTo} it was replayed to: something other than the replay wrote to it before the restore ended `
-    + '(a client, or a lease of the snapshot that ran out while no operator held it, one stopped for longer than its TTL); restore again';
 }
 
 /** How the operator reaches the restored cluster: its client (with the cluster's certificate, if TLS) and its address. */

@@ -109,13 +109,18 @@ async function revisionOps(r: ReplayRequest, revision: number, events: readonly 
 
 /** etcd's refusals of a transaction for its size: no retry changes them. */
 const TOO_LARGE = /too many operations in txn request|request is too large/;
+/**
+ * etcd's refusals of a transaction as invalid in itself. (Other refusals the gateway also answers with HTTP 400,
+ * such as a learner that serves no writes or a member not ready yet, pass.)
+ */
+const INVALID = /duplicate key given in txn request|key is not provided|empty key/;
 /** etcd's answer for a revision compacted away. */
 const COMPACTED = /required revision has been compacted/;
 
 /**
- * What an error of etcd's during the replay means for the restore: a transaction etcd refused as invalid
- * (HTTP 400: too large, a duplicate key) is refused the same way every time, and history the store has compacted
- * cannot be checked again; anything else (a member unreachable, a timeout) is worth another try.
+ * What an error of etcd's during the replay means for the restore: a transaction etcd refused as invalid (too
+ * large, a duplicate key) is refused the same way every time, and history the store has compacted cannot be
+ * checked again; any other of etcd's (a member unreachable, a timeout, a learner) is worth another try.
  */
 function replayFailure(err: unknown, revision: number): unknown {
   if (!(err instanceof EtcdError)) return err;
@@ -123,7 +128,7 @@ function replayFailure(err: unknown, revision: number): unknown {
   if (COMPACTED.test(err.message)) {
     return new ReplayError('StoreCompacted', `revision ${revision} is compacted in the restored store before the replay could check it (autoCompaction in clusterSpec, or the snapshot compacted past its name): ${err.message}`);
   }
-  if (err.status === 400) return new ReplayError('ReplayRefused', `etcd refused revision ${revision}: ${err.message}`);
+  if (INVALID.test(err.message)) return new ReplayError('ReplayRefused', `etcd refused revision ${revision}: ${err.message}`);
   return err;
 }
 
@@ -148,7 +153,8 @@ export async function replay(r: ReplayRequest): Promise<number> {
     return await replayFrom(r, progress);
   } catch (err) {
     const failure = replayFailure(err, progress.revision);
-    throw failure instanceof ReplayError ? failure : new ReplayInterrupted(progress.through, failure);
+    // The store's own errors (a chunk that no longer checks, a key gone from the Secret) go to the restore's refusals.
+    throw failure instanceof EtcdError ? new ReplayInterrupted(progress.through, failure) : failure;
   }
 }
 
