@@ -93,7 +93,8 @@ test('a continuous backup keeps every revision through an operator restart (its 
   assert.equal(logCondition(followed)?.status, 'True', JSON.stringify(logCondition(followed)));
   const worst = Math.max(...rpo);
   t.diagnostic(`RPO over ${rpo.length} samples under ${report.acknowledged} writes: median ${rpo.sort((a, b) => a - b)[Math.floor(rpo.length / 2)]?.toFixed(1)} s, worst ${worst.toFixed(1)} s; status rpoSeconds ${followed.status?.changeLog?.rpoSeconds}`);
-  assert.ok(rpo.length >= 30 && worst < 10, `RPO under 10 s (${rpo.join(', ')})`);
+  // Outside the restart (sampled on its own above): a sample a second for 25 s.
+  assert.ok(rpo.length >= 20 && worst < 10, `RPO under 10 s (${rpo.join(', ')})`);
 
   // Point-in-time restores to the three marks, at once: each store must equal the source's at its revision.
   const restoreTo = (name: string, revision: number): Promise<EtcdRestore> => {
