@@ -22,20 +22,21 @@ test('a restore whose member was evicted before its etcd ran makes it again and 
     takeBackup(bed, name, { clusterName: 'src', storageType: 'S3', s3: { path: `backups/${name}.db`, awsSecret: 'aws', endpoint: minio.endpoint, forcePathStyle: true } });
   await eventually('a key in the source', 60_000, async () => { await etcdPutMany(endpoint, [['small', 'yes']]); return true; });
   await backup('small');
-  // A download that passes the member's 100 MiB limit long before its end:
-  // 150 MiB of incompressible values, one 1 MiB value per request (etcd's limit is 1.5 MiB).
-  for (let i = 0; i < 150; i += 10) {
+  // A download that passes the member's 150 MiB limit long before its end:
+  // 200 MiB of incompressible values, one 1 MiB value per request (etcd's limit is 1.5 MiB).
+  for (let i = 0; i < 200; i += 10) {
     await Promise.all(Array.from({ length: 10 }, (_, j) => etcdPutMany(endpoint, [[`big-${i + j}`, randomBytes(768 * 1024).toString('base64')]], { timeoutMs: 30_000 })));
   }
   await backup('target');
 
-  // The operator's check of the backup reads it whole; every later download (the member's) stalls at 120 MiB.
+  // The operator's check of the backup reads it whole; every later download (the member's) stalls at 180 MiB.
   let downloads = 0;
-  relay.stallAfter((method, path) => method === 'GET' && path.startsWith('/backups/target.db') && !path.includes('.sha256') && ++downloads > 1, 120 * MIB);
+  relay.stallAfter((method, path) => method === 'GET' && path.startsWith('/backups/target.db') && !path.includes('.sha256') && ++downloads > 1, 180 * MIB);
   await createRestore(bed, 'again', {
     etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3: { path: 'backups/target.db', awsSecret: 'aws', endpoint: relay.endpoint, forcePathStyle: true },
-    // Room for a member's data (etcd preallocates 64 MiB of WAL), not for this snapshot beside it.
-    clusterSpec: { size: 1, pod: { resources: { limits: { 'ephemeral-storage': '100Mi' } } } },
+    // Room for a member's data (etcd preallocates 64 MiB of WAL, and the next 64 MiB segment), not for this
+    // snapshot beside it. (The restored member is replaced right after the restore: its replacement must fit too.)
+    clusterSpec: { size: 1, pod: { resources: { limits: { 'ephemeral-storage': '150Mi' } } } },
   });
   const evicted = await eventually('the member pod evicted by its kubelet', 240_000, async () => {
     const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items;
