@@ -70,6 +70,9 @@ export type TxnOp =
  */
 const SNAPSHOT_STALL_MS = 30_000;
 
+/** The first key after `key` in etcd's byte order: [key, keyAfter(key)) holds `key` alone. */
+export const keyAfter = (key: Buffer): Buffer => Buffer.concat([key, Buffer.from([0])]);
+
 /** Keys read per request when listing a span of keys. */
 const KEY_PAGE = 1000;
 
@@ -228,7 +231,7 @@ export class EtcdClient {
 
   /** Every key the store holds from `first` to `last`, both included, in key order (keys only, a page at a time). */
   async keysBetween(endpoint: string, first: Buffer, last: Buffer): Promise<Buffer[]> {
-    const end = Buffer.concat([last, Buffer.from([0])]).toString('base64');
+    const end = keyAfter(last).toString('base64');
     const keys: Buffer[] = [];
     let from = first;
     for (;;) {
@@ -239,7 +242,7 @@ export class EtcdClient {
       keys.push(...page);
       const lastOfPage = page[page.length - 1];
       if (!res.more || !lastOfPage) return keys;
-      from = Buffer.concat([lastOfPage, Buffer.from([0])]);
+      from = keyAfter(lastOfPage);
     }
   }
 

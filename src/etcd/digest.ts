@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { keyAfter } from './client.js';
 import type { EtcdClient } from './client.js';
 
 const PAGE = 1000;
@@ -14,7 +15,7 @@ export interface ContentDigest { keys: number; sha256: string }
 export async function contentDigest(etcd: EtcdClient, endpoint: string, revision: number): Promise<ContentDigest> {
   const hash = createHash('sha256');
   let keys = 0;
-  let from = Buffer.from([0]);
+  let from: Buffer = Buffer.from([0]);
   for (;;) {
     const page = await etcd.rangePage(endpoint, from, revision, PAGE);
     for (const kv of page.kvs) {
@@ -31,6 +32,6 @@ export async function contentDigest(etcd: EtcdClient, endpoint: string, revision
     const last = page.kvs[page.kvs.length - 1];
     if (!page.more || !last) return { keys, sha256: hash.digest('hex') };
     // The next page starts just after the last key: the key with a zero byte appended.
-    from = Buffer.concat([last.key, Buffer.from([0])]);
+    from = keyAfter(last.key);
   }
 }

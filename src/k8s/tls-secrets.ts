@@ -35,6 +35,11 @@ export function tlsSecretNames(cluster: string, spec: ClusterSpec): TlsSecretNam
   return undefined;
 }
 
+/** Where a cluster's members are reached: its name and namespace, its DNS domain (its spec's, else the operator's), TLS or not. */
+export const clusterAddress = (cluster: string, namespace: string, spec: ClusterSpec, defaultDomain: string): ClusterAddress => ({
+  cluster, namespace, domain: spec.pod?.ClusterDomain ?? defaultDomain, tls: tlsSecretNames(cluster, spec) !== undefined,
+});
+
 export const caSecretName = (cluster: string): string => `${cluster}-ca`;
 
 /** The names each member certificate must carry: every member under the headless Service, and the client Service. */

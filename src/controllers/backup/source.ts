@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Store } from '../../runtime/store.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { clientUrl } from '../../etcd/identity.js';
-import { tlsSecretNames } from '../../k8s/tls-secrets.js';
+import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import type { BackupSpec } from '../../api/etcd-backup.js';
 import { podReady } from '../cluster/views.js';
@@ -28,7 +28,7 @@ export async function snapshotSource(
     const cluster = clusters.get(namespace, spec.clusterName);
     if (!cluster?.metadata.uid) throw new ConfigurationError('ClusterNotFound', `EtcdCluster ${spec.clusterName} does not exist`);
     const names = tlsSecretNames(spec.clusterName, cluster.spec);
-    const address = { cluster: spec.clusterName, namespace, domain: cluster.spec.pod?.ClusterDomain ?? clusterDomain, tls: names !== undefined };
+    const address = clusterAddress(spec.clusterName, namespace, cluster.spec, clusterDomain);
     const leader = cluster.status?.leader;
     const members = pods.ownedBy(cluster.metadata.uid).filter((p) => podReady(p) && !p.metadata?.deletionTimestamp)
       .map((p) => p.metadata?.name ?? '').sort((a, b) => Number(a === leader) - Number(b === leader));

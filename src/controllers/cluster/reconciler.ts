@@ -33,7 +33,7 @@ import { clusterStatus, misconfigured } from './status.js';
 import type { Refusal } from './status.js';
 import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
-import { tlsSecretNames } from '../../k8s/tls-secrets.js';
+import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention } from '../../k8s/member-claim.js';
 import { ensureClaimOwnership, sortClaims } from './claims.js';
 import type { SortedClaims } from './claims.js';
@@ -96,7 +96,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     const uid = cluster.metadata.uid;
     const tlsNames = tlsSecretNames(name, cluster.spec);
-    const address: ClusterAddress = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: tlsNames !== undefined };
+    const address = clusterAddress(name, namespace, cluster.spec, d.clusterDomain);
 
     const path = clusterPath(namespace, name);
     const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EtcdClient } from '../../etcd/client.js';
 import { firstAnswer } from '../backup/source.js';
+import { sleep } from '../../runtime/abortable.js';
 
 /** Where a hold reaches the restored store now: its client, and its members' endpoints (they change as members roll). */
 export type HoldTarget = () => Promise<{ etcd: EtcdClient; endpoints: string[] }>;
@@ -40,16 +41,6 @@ export class LeaseHolds {
   }
 }
 
-const pause = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
-  const timer = setTimeout(done, ms);
-  function done(): void {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', done);
-    resolve();
-  }
-  signal.addEventListener('abort', done, { once: true });
-});
-
 async function holdLeases(target: HoldTarget, signal: AbortSignal, log: Logger): Promise<void> {
   /** When each lease is next renewed (ms since the epoch). */
   const due = new Map<string, number>();
@@ -74,6 +65,6 @@ async function holdLeases(target: HoldTarget, signal: AbortSignal, log: Logger):
       // Not up yet, or a member rolled away: the next look tries every member again.
       if (reached) log.debug({ err }, 'lease renewal failed; trying again');
     }
-    await pause(LOOK_MS, signal);
+    await sleep(LOOK_MS, signal);
   }
 }

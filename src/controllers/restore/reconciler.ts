@@ -31,7 +31,7 @@ import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { clientUrl, serviceUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
-import { tlsSecretNames } from '../../k8s/tls-secrets.js';
+import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 
 export interface RestoreReconcilerDeps {
   transport: ApiTransport;
@@ -282,16 +282,17 @@ function snapshotRefused(pods: readonly V1Pod[]): string | undefined {
 /** How the operator reaches the restored cluster: its client (with the cluster's certificate, if TLS) and its address. */
 async function reach(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; address: ClusterAddress }> {
   const { namespace, name } = cluster.metadata;
-  const names = tlsSecretNames(name, cluster.spec);
-  const address = { cluster: name, namespace, domain: cluster.spec.pod?.ClusterDomain ?? d.clusterDomain, tls: names !== undefined };
-  return { etcd: await d.etcdClients.forCluster(namespace, names, Date.now()), address };
+  return { etcd: await d.etcdClients.forCluster(namespace, tlsSecretNames(name, cluster.spec), Date.now()), address: clusterAddress(name, namespace, cluster.spec, d.clusterDomain) };
 }
+
+/** The restored cluster's pods that are not being deleted, ready or not. */
+const livePods = (d: RestoreReconcilerDeps, cluster: EtcdCluster): V1Pod[] =>
+  d.pods.ownedBy(cluster.metadata.uid ?? '').filter((p) => !p.metadata?.deletionTimestamp);
 
 /** The restored cluster's members as they are now, ready or not (a hold must reach the first before it is ready). */
 async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; endpoints: string[] }> {
   const { etcd, address } = await reach(d, cluster);
-  const pods = d.pods.ownedBy(cluster.metadata.uid ?? '').filter((p) => !p.metadata?.deletionTimestamp);
-  return { etcd, endpoints: pods.map((p) => clientUrl(address, p.metadata?.name ?? '')) };
+  return { etcd, endpoints: livePods(d, cluster).map((p) => clientUrl(address, p.metadata?.name ?? '')) };
 }
 
 /**
@@ -301,7 +302,7 @@ async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<
  * as a client would reach it (a Service just made has no ready endpoint on the nodes' proxies yet).
  */
 async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<string | undefined> {
-  const pods = d.pods.ownedBy(cluster.metadata.uid ?? '').filter((p) => !p.metadata?.deletionTimestamp);
+  const pods = livePods(d, cluster);
   if (!clusterSettled(cluster)) return 'waiting for it to settle';
   if (pods.some((p) => p.spec?.initContainers?.some((c) => c.name === RESTORE_STEP))) return 'its members are moving off their restore steps';
   if (pods.length !== cluster.spec.size || !pods.every(podReady)) return `${pods.filter(podReady).length} of ${cluster.spec.size} members ready`;

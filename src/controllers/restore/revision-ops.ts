@@ -1,11 +1,10 @@
+import { keyAfter } from '../../etcd/client.js';
 import type { TxnOp } from '../../etcd/client.js';
 import type { ChangeEvent } from '../../etcd/watch-grpc.js';
 
 /** etcd's default `--max-txn-ops`: a transaction with more operations is refused. */
 export const MAX_TXN_OPS = 128;
 
-/** The first key after `key` in etcd's byte order: a range [k, after(k)) holds k alone. */
-const after = (key: Buffer): Buffer => Buffer.concat([key, Buffer.from([0])]);
 
 /**
  * Runs of `deleted` keys with no other key between them, each as one ranged delete: a prefix delete or a lease
@@ -23,7 +22,7 @@ export function deleteRuns(deleted: readonly Buffer[], present: readonly Buffer[
   let first: Buffer | undefined;
   let last: Buffer | undefined;
   const close = (): void => {
-    if (first && last) runs.push(first.equals(last) ? { type: 'delete', key: first } : { type: 'delete', key: first, rangeEnd: after(last) });
+    if (first && last) runs.push(first.equals(last) ? { type: 'delete', key: first } : { type: 'delete', key: first, rangeEnd: keyAfter(last) });
     first = last = undefined;
   };
   const created = written.filter((k) => !held.has(k.toString('hex')));
