@@ -24,6 +24,14 @@ export const volumeLocation = object({
   path: string({ description: 'A file path inside the volume.', maxLength: 1024, pattern: '^[A-Za-z0-9._/-]+$', 'x-kubernetes-validations': CONFINED_PATH }),
 }, { required: ['claimName', 'path'] });
 
+/**
+ * etcd's own advice for a restored store that Kubernetes uses: far past any revision written since the snapshot, so
+ * that no resourceVersion a client holds is reused for other data.
+ */
+export const DEFAULT_REVISION_BUMP = 1_000_000_000;
+/** Room for millions of restores within etcd's int64 revisions. */
+const MAX_REVISION_BUMP = 1_000_000_000_000;
+
 const KEY_ID = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 const keySecret = dnsName('A Secret holding the backup keys: each data entry is one key, its name the key id, its value 32 random bytes '
   + '(kubectl create secret generic NAME --from-file=KEYID=<(head -c 32 /dev/urandom)).');
@@ -108,6 +116,11 @@ export const backupStatus = object({
     compression: string(), keyId: string({ description: 'The key it is encrypted with, if it is.' }),
   }),
   backups: integer({ description: 'Periodic backups kept.' }),
+  inProgress: object({
+    object: string(), member: string({ description: 'The member the snapshot streams from.' }), startedAt: string({ format: 'date-time' }),
+    receivedBytes: integer({ format: 'int64', description: 'How much of the snapshot has come so far.' }),
+    lastReceivedAt: string({ format: 'date-time', description: 'When that count last grew: a stream that stops moving fails after 30 s without a byte.' }),
+  }, { description: 'A snapshot to S3 under way, brought up to date every few seconds while bytes arrive; gone when it ends.' }),
   changeLog: object({
     fromRevision: integer({ format: 'int64', description: 'The first revision of the change log\'s latest unbroken stretch.' }),
     throughRevision: integer({ format: 'int64', description: 'Every revision up to this one is stored.' }),
@@ -153,11 +166,25 @@ export const restoreSpec = object({
       + 'snapshot at or before the point is restored and its change log replayed up to it.',
     'x-kubernetes-validations': [{ rule: 'has(self.revision) != has(self.time)', message: 'name either revision or time' }],
   }),
+  revisionBump: integer({
+    format: 'int64', minimum: 0, maximum: MAX_REVISION_BUMP, default: DEFAULT_REVISION_BUMP,
+    description: 'Raise the restored store\'s revision this far above the snapshot\'s and mark it compacted (etcdutl\'s --bump-revision '
+      + '--mark-compacted), so that clients holding revisions of the source newer than the restored point (Kubernetes\' informers and watch '
+      + 'caches: resourceVersions) are told their history is gone and list again, instead of missing or misreading writes. Keys from the '
+      + 'snapshot keep their revisions; a revision r of the source replayed after it is r + revisionBump in the restored store. 0 keeps the '
+      + 'source\'s revision numbers (for tools that compare them, never with a Kubernetes client). Needs etcd 3.5.10 or later.',
+    'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'revisionBump cannot change once the restore is made' }],
+  }),
 }, {
   required: ['etcdCluster', 'backupStorageType'],
   'x-kubernetes-validations': [
     ...STORAGE_RULES.map((r) => ({ ...r, rule: r.rule.replace('self.storageType', 'self.backupStorageType') })),
     { rule: "!has(self.pointInTime) || self.backupStorageType == 'S3'", message: 'a point-in-time restore reads a continuous backup, which is kept in S3' },
+    {
+      // etcdutl learnt --bump-revision in 3.5.10; versions before 3.5 are refused by clusterSpec's own rule.
+      rule: "!has(self.revisionBump) || self.revisionBump == 0 || !has(self.clusterSpec) || !has(self.clusterSpec.version) || !self.clusterSpec.version.matches('^v?3[.]5[.][0-9]$')",
+      message: 'etcdutl before 3.5.10 cannot bump the restored revision: set revisionBump: 0 (unsafe for Kubernetes clients) or restore into etcd 3.5.10 or later',
+    },
   ],
 });
 
@@ -168,7 +195,11 @@ export const restoreStatus = object({
     revision: integer({ format: 'int64', description: 'The revision the restored store is to be at.' }),
     snapshot: string({ description: 'The full snapshot it starts from.' }),
     snapshotRevision: integer({ format: 'int64', description: 'The revision that snapshot is named by.' }),
-    replayedThrough: integer({ format: 'int64', description: 'The restored store holds every revision up to this one.' }),
+    replayedThrough: integer({ format: 'int64', description: 'The restored store holds every revision of the source up to this one.' }),
+    snapshotHeld: integer({
+      format: 'int64', description: 'The source\'s revision the snapshot held (at or past the one it is named by): with revisionBump, the source\'s '
+        + 'revisions after it are that much higher in the restored store.',
+    }),
   }),
   observedGeneration: integer({ format: 'int64' }),
   conditions: array(condition),

@@ -21,6 +21,8 @@ export interface RestoreSource {
   volume?: { claimName: string; path: string };
   /** The Secret with the keys, when the backup may be encrypted. */
   keySecret?: string;
+  /** Raise the restored revision this far and mark it compacted (EtcdRestore.spec.revisionBump); 0 or absent: no. */
+  revisionBump?: number;
 }
 
 
@@ -61,7 +63,9 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
       {
         name: RESTORE_STEP, image: imageOf(i.spec, i.version),
         command: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE, `--name=${i.member}`, `--initial-cluster=${i.initialCluster}`,
-          `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${DATA_DIR}`],
+          `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${DATA_DIR}`,
+          // Every founder bumps by the same amount, so their stores are alike.
+          ...(r.revisionBump ? [`--bump-revision=${r.revisionBump}`, '--mark-compacted'] : [])],
         // etcdutl's own words on why it refused, for the EtcdRestore's condition.
         terminationMessagePolicy: 'FallbackToLogsOnError',
         volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],

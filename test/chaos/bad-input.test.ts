@@ -66,6 +66,9 @@ const refused: [Kind, string, unknown, RegExp][] = [
   ['EtcdRestore', 'cluster-name', { etcdCluster: { name: 'Bad_Name' }, backupStorageType: 'S3', s3 }, /spec\.etcdCluster\.name: Invalid value/],
   ['EtcdRestore', 'volume-missing', { etcdCluster: { name: 'x' }, backupStorageType: 'Volume' }, /spec: Invalid value.*storageType Volume needs volume/],
   ['EtcdRestore', 'cluster-spec-size', { etcdCluster: { name: 'x' }, backupStorageType: 'S3', s3, clusterSpec: { size: 0 } }, /spec\.clusterSpec\.size: Invalid value/],
+  ['EtcdRestore', 'bump-negative', { etcdCluster: { name: 'x' }, backupStorageType: 'S3', s3, revisionBump: -1 }, /spec\.revisionBump: Invalid value/],
+  ['EtcdRestore', 'bump-old-etcdutl', { etcdCluster: { name: 'x' }, backupStorageType: 'S3', s3, clusterSpec: { size: 1, version: '3.5.9' } },
+    /spec: Invalid value.*etcdutl before 3\.5\.10 cannot bump the restored revision: set revisionBump: 0/],
   ['EtcdRestore', 'secret-traversal', { etcdCluster: { name: 'x' }, backupStorageType: 'S3', s3: { ...s3, awsSecret: '../x' } }, /spec\.s3\.awsSecret: Invalid value/],
 ];
 

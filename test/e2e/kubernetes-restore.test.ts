@@ -1,8 +1,11 @@
 // Issue 31: a restore of Kubernetes' own data, end to end. A second kube-apiserver of the lab stores into an
 // EtcdCluster the operator manages; real objects go through it (namespaces of ConfigMaps up to 900 KiB, Events on
 // its short-TTL leases, a leader-election Lease renewed with resourceVersion preconditions, a namespace emptied with
-// one delete of a collection). The etcd is backed up continuously and restored to the revision of a recorded list;
-// a kube-apiserver started on the restored cluster must list exactly the objects recorded at that revision.
+// one delete of a collection). The etcd is backed up continuously and restored to the revision of a recorded list,
+// with the default revision bump; a kube-apiserver started on the restored cluster must list exactly the objects
+// recorded at that revision (their resourceVersions raised where the change log wrote them), tell a watch that
+// resumes from a resourceVersion the source gave out later that its history is gone, and never give out one of
+// those resourceVersions again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RestoreSpec } from '../../src/api/etcd-backup.js';
@@ -12,6 +15,7 @@ import { backupBed, changeLogThrough, createBackup, restoreToEnd } from '../supp
 import { startTenantApiserver } from '../support/tenant-apiserver.js';
 import type { TenantApiserver } from '../support/tenant-apiserver.js';
 import { bigValue } from '../support/real-workload.js';
+import { keyRevision, storeRevisionOf } from '../../src/controllers/restore/bumped-revisions.js';
 
 interface KubeObject { metadata: { name: string; namespace?: string; resourceVersion?: string } }
 interface KubeList { metadata: { resourceVersion?: string }; items: KubeObject[] }
@@ -81,12 +85,17 @@ test('Kubernetes\' etcd backed up continuously and restored to a recorded point:
   const spec: RestoreSpec = { etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3, pointInTime: { revision: Number(point) }, clusterSpec: { size: 1 } };
   const restore = await restoreToEnd(bed, 'to-point', spec, 300_000);
   assert.equal(restore.status?.phase, 'Completed', JSON.stringify(restore.status));
+  const shift = { held: restore.status.pointInTime?.snapshotHeld ?? 0, bump: restore.spec.revisionBump ?? 0 };
+  assert.equal(shift.bump, 1_000_000_000, 'the default bump, Kubernetes\' safe one');
+  t.diagnostic(`restored: ${restore.status.conditions?.[0]?.message}; the snapshot held revision ${shift.held}`);
 
-  // Kubernetes again, on the restored cluster: the same objects at that revision, byte for byte as it decodes them.
+  // Kubernetes again, on the restored cluster: the same objects at that revision, byte for byte as it decodes them,
+  // but for the resourceVersions of objects the change log wrote after the snapshot, raised by the bump.
   const again = await startTenantApiserver(t, await bed.clientEndpoint('restored'), { eventTtlSeconds: 20 });
-  const restored = await Promise.all(KINDS.map((k) => listAt(again, k, point)));
+  const restored = await Promise.all(KINDS.map((k) => listAt(again, k, String(storeRevisionOf(shift, Number(point))))));
+  const raised = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion: String(keyRevision(shift, Number(o.metadata.resourceVersion))) } });
   for (const [i, kind] of KINDS.entries()) {
-    const want = recorded[i] ?? [];
+    const want = (recorded[i] ?? []).map(raised);
     const got = restored[i] ?? [];
     const key = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}@${o.metadata.resourceVersion ?? ''}`;
     assert.deepEqual(got.map(key), want.map(key), `${kind}: the same objects at their resourceVersions`);
@@ -94,5 +103,12 @@ test('Kubernetes\' etcd backed up continuously and restored to a recorded point:
   }
   const teamA = JSON.parse(await again.kubectl(['get', 'configmaps', '-n', 'team-a', '-o', 'json'])) as KubeList;
   assert.equal(teamA.items.length, 150, 'kubectl get now: team-a\'s ConfigMaps as they were at the point, not deleted');
+
+  // An informer that had seen the source's last resourceVersion resumes its watch from it: it is told that history
+  // is gone (410 Expired) and lists again, rather than waiting for revisions that will mean other writes.
+  const resumed = await again.kubectl(['get', '--raw', `/api/v1/configmaps?watch=1&resourceVersion=${end}`, '--request-timeout=20s']).catch((err: unknown) => (err as Error).message);
+  assert.match(resumed, /"code":410/, `a watch from the source's revision ${end}: ${resumed.slice(0, 300)}`);
+  const created = JSON.parse(await again.kubectl(['create', 'configmap', 'after-restore', '-n', 'team-b', '-o', 'json'])) as KubeObject;
+  assert.ok(Number(created.metadata.resourceVersion) > end, `a write after the restore gets a resourceVersion (${created.metadata.resourceVersion}) past every one the source gave out (${end})`);
   operator.succeeded();
 });

@@ -59,7 +59,7 @@ test('a restore to a time during a store outage pins the revision acknowledged b
   await eventually('the log through the last write', 120_000, async () => changeLogThrough(bed, 'src', last));
 
   const restoreAt = (name: string, ms: number): Promise<Awaited<ReturnType<typeof restoreToEnd>>> => {
-    const spec: RestoreSpec = { etcdCluster: { name }, backupStorageType: 'S3', s3: { ...s3, endpoint: minio.endpoint }, pointInTime: { time: new Date(ms).toISOString() }, clusterSpec: { size: 1 } };
+    const spec: RestoreSpec = { etcdCluster: { name }, backupStorageType: 'S3', s3: { ...s3, endpoint: minio.endpoint }, pointInTime: { time: new Date(ms).toISOString() }, revisionBump: 0, clusterSpec: { size: 1 } };
     return restoreToEnd(bed, name, spec, 300_000);
   };
   const [outage, afterKill, down] = await Promise.all([restoreAt('in-outage', inOutage), restoreAt('after-kill', killedAt + 700), restoreAt('while-down', killedAt + 7_000)]);

@@ -13,10 +13,14 @@ import type { StoredKey } from '../support/etcd-gateway.js';
 import { backupBed, changeLogThrough, createBackup, getBackup, restoreToEnd } from '../support/backup-bed.js';
 import { bigValue, deleteAndPut, deletePrefix, guardedUpdate, leasedKeys, putAll, recordSource, startClients } from '../support/real-workload.js';
 import type { SourceModel } from '../support/real-workload.js';
+import { UNSHIFTED, keyRevision, storeRevisionOf } from '../../src/controllers/restore/bumped-revisions.js';
 
-/** The model's key space at `revision` as a range answers it (lease left out: a replayed key keeps no lease). */
-const modelKeys = (model: SourceModel, revision: number): StoredKey[] => [...model.at(revision)]
-  .map(([key, k]) => ({ key, value: k.value, createRevision: k.createRevision, modRevision: k.modRevision, version: k.version }))
+/**
+ * The model's key space at `revision` as a range of the restored store answers it (lease left out: a replayed key
+ * keeps no lease); with a revision bump, a key written after the snapshot's revision `held` carries its revision raised.
+ */
+const modelKeys = (model: SourceModel, revision: number, shift = UNSHIFTED): StoredKey[] => [...model.at(revision)]
+  .map(([key, k]) => ({ key, value: k.value, createRevision: keyRevision(shift, k.createRevision), modRevision: keyRevision(shift, k.modRevision), version: k.version }))
   .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
 
 /** The first key where two key spaces differ, said plainly (a deepEqual of thousands of keys prints too much). */
@@ -92,15 +96,22 @@ test('point-in-time restores of a realistic workload (leases expiring with > 128
   assert.equal(firstDifference((await etcdRangeAll(endpoint, p3)).kvs, modelKeys(model, p3)), undefined, 'the recorded model is the source at P3');
   await eventually('the change log through P3', 60_000, () => changeLogThrough(bed, 'src', p3));
 
+  // P0 and P1 keep the source's revision numbers (revisionBump: 0); P2 and P3 take the default, Kubernetes' safe
+  // one: revisions raised by a billion, the snapshot's keys at theirs, the replayed ones raised.
   const points = { p0, p1, p2, p3 };
+  const bumps: Record<string, number | undefined> = { p0: 0, p1: 0 };
   const outcomes = await Promise.all(Object.entries(points).map(async ([name, revision]) => {
-    const spec: RestoreSpec = { etcdCluster: { name: `at-${name}` }, backupStorageType: 'S3', s3, pointInTime: { revision }, clusterSpec: { size: 1 } };
+    const bump = bumps[name];
+    const spec: RestoreSpec = { etcdCluster: { name: `at-${name}` }, backupStorageType: 'S3', s3, pointInTime: { revision }, clusterSpec: { size: 1 }, ...(bump === undefined ? {} : { revisionBump: bump }) };
     const r = await restoreToEnd(bed, `at-${name}`, spec, 300_000);
     if (r.status?.phase !== 'Completed') return `${name} (revision ${revision}): ${r.status?.phase} ${r.status?.reason}: ${r.status?.conditions?.[0]?.message}`;
+    const shift = { held: r.status.pointInTime?.snapshotHeld ?? 0, bump: r.spec.revisionBump ?? -1 };
+    if (shift.bump !== (bump ?? 1_000_000_000)) return `${name}: revisionBump ${shift.bump}, not the default`;
     // Read at once: once the restore has ended, the snapshot's leases run out as they would have on the source.
-    const held = await etcdRangeAll(await bed.clientEndpoint(`at-${name}`), revision);
-    const differs = firstDifference(held.kvs, modelKeys(model, revision));
-    t.diagnostic(`${name}: revision ${revision}, ${held.kvs.length} keys, store at ${held.revision}${differs ? `; differs: ${differs}` : '; equal to the source'}`);
+    const held = await etcdRangeAll(await bed.clientEndpoint(`at-${name}`), storeRevisionOf(shift, revision));
+    const differs = firstDifference(held.kvs, modelKeys(model, revision, shift));
+    t.diagnostic(`${name}: revision ${revision} (bump ${shift.bump}, snapshot held ${shift.held}), ${held.kvs.length} keys, store at ${held.revision}${differs ? `; differs: ${differs}` : '; equal to the source'}`);
+    if (shift.bump > 0 && held.revision !== storeRevisionOf(shift, revision)) return `${name}: the restored store is at ${held.revision}, not ${storeRevisionOf(shift, revision)}`;
     if (r.status.pointInTime?.replayedThrough !== revision) return `${name}: replayed through ${r.status.pointInTime?.replayedThrough}, not ${revision}`;
     return differs ? `${name} (revision ${revision}): ${differs}` : undefined;
   }));

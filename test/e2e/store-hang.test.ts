@@ -35,6 +35,11 @@ test('a store request that never answers is given up and sent again: the change 
   // A one-shot backup whose first write is held.
   relay.hold((method, p) => method === 'PUT' && p.startsWith('/backups/once.db'), 1);
   await backup('once', {});
+  // While it hangs its status says what is under way, from which member, and since when.
+  const running = await eventually('the hung backup shown in progress', 60_000, async () => (await getBackup(bed, 'once')).status?.inProgress);
+  t.diagnostic(`in progress: ${JSON.stringify(running)}`);
+  assert.match(running.object ?? '', /once\.db/);
+  assert.match(running.member ?? '', /:2379/);
   const once = await eventually('the one-shot backup taken', 120_000, async () => {
     const b = await getBackup(bed, 'once');
     if (b.status?.succeeded === false) throw new Error(b.status.reason ?? 'backup failed');
@@ -42,5 +47,6 @@ test('a store request that never answers is given up and sent again: the change 
   });
   assert.equal(relay.held.length, 2, `its write was held: ${JSON.stringify(relay.held)}`);
   assert.ok((once.status?.lastBackup?.size ?? 0) > 0);
+  assert.equal(once.status?.inProgress, undefined, 'nothing in progress once it is taken');
   operator.succeeded();
 });

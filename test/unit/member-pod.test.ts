@@ -153,6 +153,15 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   assert.deepEqual(sealedFetch.volumeMounts?.find((m) => m.name === 'backup-keys'), { name: 'backup-keys', mountPath: '/etc/etcd-backup/keys', readOnly: true });
   assert.equal(sealed.spec?.volumes?.find((v) => v.name === 'backup-keys')?.secret?.secretName, 'backup-keys');
   assert.equal(memberPod(input()).spec?.initContainers, undefined, 'an ordinary member has no init steps');
+  assert.ok(!(restore.command ?? []).some((c) => c.startsWith('--bump-revision') || c === '--mark-compacted'), 'no bump unless asked');
+});
+
+test('a restore with a revision bump has etcdutl raise the restored revision and mark it compacted', () => {
+  const pod = memberPod(input({ state: 'new', initialCluster: 'ic', restore: { s3: { path: 'b/k', awsSecret: 'aws' }, revisionBump: 1_000_000_000 } }));
+  const command = pod.spec?.initContainers?.[1]?.command ?? [];
+  assert.deepEqual(command.slice(-2), ['--bump-revision=1000000000', '--mark-compacted']);
+  const unbumped = memberPod(input({ state: 'new', initialCluster: 'ic', restore: { s3: { path: 'b/k', awsSecret: 'aws' }, revisionBump: 0 } }));
+  assert.ok(!unbumped.spec?.initContainers?.[1]?.command?.includes('--mark-compacted'), 'revisionBump 0: the source\'s numbers kept');
 });
 
 test('a survivor restarting alone carries --force-new-cluster, marked on the pod', () => {

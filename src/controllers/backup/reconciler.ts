@@ -12,7 +12,7 @@ import { GROUP, VERSION } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import type { BackupStatus, EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { saveSnapshot } from './save.js';
-import type { Saved } from './save.js';
+import type { Saved, SnapshotProgress } from './save.js';
 import { ConfigurationError } from '../cluster/tls.js';
 import type { EtcdClients } from '../cluster/tls.js';
 import { snapshotSource } from './source.js';
@@ -104,7 +104,7 @@ async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBack
       ...current.status,
       succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),
       lastBackup: { path: taken.object.name, size: taken.object.size, sha256: taken.object.sha256, compression: taken.object.compression, ...(taken.object.keyId ? { keyId: taken.object.keyId } : {}) },
-      ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation, reason: undefined,
+      ...(taken.kept === undefined ? {} : { backups: taken.kept }), observedGeneration: generation, reason: undefined, inProgress: undefined,
       conditions: withCondition(current.status?.conditions, { type: 'Succeeded', status: 'True', reason: 'BackupTaken', message }, generation),
     }));
     await d.events.record(involved, 'Normal', 'BackupTaken', message);
@@ -125,7 +125,7 @@ async function failed(d: BackupReconcilerDeps, backup: EtcdBackup, err: unknown,
   const reason = err instanceof ConfigurationError ? err.reason : 'BackupFailed';
   const message = (err as Error).message;
   await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (current) => ({
-    ...current.status, succeeded: false, reason: message, observedGeneration: generation,
+    ...current.status, succeeded: false, reason: message, observedGeneration: generation, inProgress: undefined,
     conditions: withCondition(current.status?.conditions, { type: 'Succeeded', status: 'False', reason, message }, generation),
   }));
   await d.events.record({ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdBackup', name, namespace, uid }, 'Warning', reason, message);
@@ -218,13 +218,42 @@ async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: num
   const source = await snapshotSource(spec, namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
   const sealing = await backupSealing(d.transport, namespace, spec);
   const opened = await openStorage(d.transport, namespace, spec.s3);
+  const progress = progressInStatus(d, backup, log);
   try {
     return await saveSnapshot({
       sealing,
       etcd: source.etcd, endpoints: source.endpoints, storage: opened.storage, base: opened.name, periodic: intervalMs > 0,
       retention: retentionOf(spec.backupPolicy), changeLog: spec.continuous !== undefined, timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
+      progress: progress.tell,
     });
   } finally {
     opened.close();
+    // The outcome is written after the last progress, never under it.
+    await progress.written();
   }
+}
+
+/**
+ * Writes a snapshot's progress into the backup's status, one write at a time: a report that comes while one is
+ * being written waits, and only the newest waiting one is written (the count only grows).
+ */
+function progressInStatus(d: BackupReconcilerDeps, backup: EtcdBackup, log: Logger): { tell: (p: SnapshotProgress) => void; written: () => Promise<void> } {
+  let waiting: SnapshotProgress | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  const write = async (): Promise<void> => {
+    const p = waiting;
+    waiting = undefined;
+    if (!p) return;
+    const inProgress = { object: p.object, member: p.member, startedAt: rfc3339(p.startedAtMs), receivedBytes: p.receivedBytes, lastReceivedAt: rfc3339(p.lastReceivedAtMs) };
+    await writeStatus<BackupStatus, EtcdBackup>(d.transport, backupPath(backup), backup, (current) => ({ ...current.status, inProgress }))
+      .then(() => undefined, (err: unknown) => { log.debug({ err }, 'backup progress not written'); });
+  };
+  return {
+    tell: (p) => {
+      const queued = waiting !== undefined;
+      waiting = p;
+      if (!queued) writing = writing.then(write);
+    },
+    written: () => writing,
+  };
 }

@@ -10,6 +10,17 @@ import type { Codec, SealOptions } from '../../storage/sealed.js';
 import { firstAnswer } from './source.js';
 
 const PROGRESS_BYTES = 64 * 1024 * 1024;
+/** How often a snapshot under way tells how far it got (while bytes arrive: a stream that stops tells nothing more). */
+const PROGRESS_MS = 5000;
+
+/** A snapshot under way. */
+export interface SnapshotProgress {
+  object: string;
+  member: string;
+  startedAtMs: number;
+  receivedBytes: number;
+  lastReceivedAtMs: number;
+}
 
 export interface SaveRequest {
   etcd: EtcdClient;
@@ -27,6 +38,8 @@ export interface SaveRequest {
   sealing: SealOptions;
   timeoutMs: number;
   log: Logger;
+  /** Told when the snapshot starts, then every few seconds while it streams. */
+  progress?: (p: SnapshotProgress) => void;
 }
 
 /** What a backup wrote, from which revision and version; how many periodic backups remain. */
@@ -49,7 +62,10 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   const objectName = r.periodic ? periodicName(r.base, revision, new Date()) : r.base;
   r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
   const started = performance.now();
-  const snapshot = paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log);
+  const startedAtMs = Date.now();
+  const told = (receivedBytes: number): void => r.progress?.({ object: objectName, member: member.endpoint, startedAtMs, receivedBytes, lastReceivedAtMs: Date.now() });
+  told(0);
+  const snapshot = paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log, told);
   const stored = await r.storage.put(objectName, seals(r.sealing) ? seal(snapshot, r.sealing) : snapshot);
   const object = { ...stored, compression: r.sealing.codec, ...(r.sealing.key ? { keyId: r.sealing.key.id } : {}) };
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
@@ -70,18 +86,24 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
 
 /**
  * Passes the snapshot (bounded by its own deadline, which holds while nothing arrives) through, logging
- * progress; a failure at the deadline says which setting bounds it.
+ * progress and telling it every few seconds; a failure at the deadline says which setting bounds it.
  */
-async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, log: Logger): AsyncIterable<Buffer> {
+export async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, log: Logger, told: (bytes: number) => void): AsyncIterable<Buffer> {
   const deadline = Date.now() + timeoutMs;
   let bytes = 0;
-  let reported = 0;
+  let logged = 0;
+  let toldAt = Date.now();
   try {
     for await (const chunk of source) {
       bytes += chunk.length;
-      if (bytes - reported >= PROGRESS_BYTES) {
-        reported = bytes;
+      if (bytes - logged >= PROGRESS_BYTES) {
+        logged = bytes;
         log.info({ bytes }, 'backup in progress');
+      }
+      // The first bytes at once (the stream has begun), then every few seconds.
+      if (bytes === chunk.length || Date.now() - toldAt >= PROGRESS_MS) {
+        toldAt = Date.now();
+        told(bytes);
       }
       yield chunk;
     }

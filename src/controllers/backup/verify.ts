@@ -132,6 +132,8 @@ async function start(d: BackupReconcilerDeps, backup: EtcdBackup, object: string
     ...(revision === undefined ? {} : { pointInTime: { revision } }),
     ...(spec.volume ? { volume: { claimName: spec.volume.claimName, path: object } } : {}),
     ...(spec.encryption ? { encryption: { keySecret: spec.encryption.keySecret } } : {}),
+    // Compared with the live cluster revision for revision: its numbers must stay the source's.
+    revisionBump: 0,
     clusterSpec: { size: 1, ...(source?.spec.version ? { version: source.spec.version } : {}), ...(source?.spec.repository ? { repository: source.spec.repository } : {}) },
   };
   await d.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdrestores`, {

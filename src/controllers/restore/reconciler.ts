@@ -9,6 +9,7 @@ import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import { restorePath } from '../../api/etcd-backup.js';
+import { DEFAULT_REVISION_BUMP } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
 import { FETCH_STEP, RESTORE_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
@@ -25,6 +26,7 @@ import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
+import { snapshotHeldIn } from './bumped-revisions.js';
 import { clusterSettled, podReady } from '../cluster/views.js';
 import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
 import type { LeaseHolds } from './lease-hold.js';
@@ -141,11 +143,11 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
       if (pointInTime) {
         return {
           phase: 'Completed', reason: 'ClusterRestored',
-          message: `EtcdCluster ${target} was at revision ${pointInTime.replayedThrough ?? 0}, as the source was, when its clients were let in: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed`,
+          message: `EtcdCluster ${target} was at the source's revision ${pointInTime.replayedThrough ?? 0}, as the source was, when its clients were let in: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed${bumpNote(restore)}`,
         };
       }
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
-      return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (revision ${revision})` };
+      return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (its revision now ${revision})${bumpNote(restore)}` };
     }
     const refused = snapshotRefused(d.pods.ownedBy(cluster.metadata.uid ?? ''));
     if (refused) {
@@ -190,6 +192,12 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
   };
 }
 
+/** What a user reading the revisions must know: by how much they were raised, and that older ones are compacted. */
+function bumpNote(restore: EtcdRestore): string {
+  const bump = restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP;
+  return bump > 0 ? `; its revisions raised by ${bump} and the older ones compacted (clients watching from an older revision list again)` : '';
+}
+
 /** Opens the restore's bucket and keys; a configuration error is the outcome instead. */
 async function openSource(d: RestoreReconcilerDeps, restore: EtcdRestore): Promise<{ opened: OpenedStorage; keys: KeyRing } | Outcome> {
   const { spec } = restore;
@@ -231,21 +239,28 @@ async function choosePoint(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
 }
 
 /** Replays the change log into the restored cluster, a slice at a time; Completed once it is at the revision asked for. */
-async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: PointInTime, log: Logger): Promise<Outcome> {
+async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, chosen: PointInTime, log: Logger): Promise<Outcome> {
+  let pit = chosen;
   const target = pit.revision ?? 0;
   const name = restore.spec.etcdCluster.name;
   const done = (through: number): Outcome => ({
     phase: 'Restoring', reason: 'Replayed', pointInTime: { ...pit, replayedThrough: through },
-    message: `EtcdCluster ${name} is at revision ${through}, as the source was; its clients are let in now`,
+    message: `EtcdCluster ${name} is at the source's revision ${through}, as the source was; its clients are let in now`,
   });
   const source = await openSource(d, restore);
   if ('phase' in source) return source;
   const { opened, keys } = source;
   try {
     const ready = await snapshotSource({ clusterName: name, storageType: 'S3' }, restore.metadata.namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
+    const endpoint = ready.endpoints[0] ?? '';
+    const bump = restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP;
+    const named = pit.snapshotRevision ?? 0;
+    // Found once and recorded: the replay's own revisions later are past it, and it stays the same.
+    const held = pit.snapshotHeld ?? (bump > 0 ? await snapshotHeldIn(ready.etcd, endpoint, named, bump) : named);
+    pit = { ...pit, snapshotHeld: held };
     const through = await replay({
-      storage: opened.storage, keys, etcd: ready.etcd, endpoint: ready.endpoints[0] ?? '', chunks: chunksOf(await opened.storage.list(changeLogPrefix(opened.name)), opened.name),
-      target, checkedThrough: pit.replayedThrough ?? pit.snapshotRevision ?? 0, untilMs: Date.now() + REPLAY_SLICE_MS, log,
+      storage: opened.storage, keys, etcd: ready.etcd, endpoint, chunks: chunksOf(await opened.storage.list(changeLogPrefix(opened.name)), opened.name),
+      target, checkedThrough: Math.max(pit.replayedThrough ?? 0, held), shift: { held, bump }, untilMs: Date.now() + REPLAY_SLICE_MS, log,
     });
     if (through >= target) return done(through);
     return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: through }, message: `replaying the change log: at revision ${through} of ${target}` };

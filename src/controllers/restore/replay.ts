@@ -9,6 +9,8 @@ import type { ChunkBody, ChunkName } from '../../storage/change-log.js';
 import { unseal } from '../../storage/sealed.js';
 import type { KeyRing } from '../../storage/sealed.js';
 import type { BackupStorage } from '../../storage/storage.js';
+import { keyRevision, sourceRevisionOf, storeRevisionOf } from './bumped-revisions.js';
+import type { RevisionShift } from './bumped-revisions.js';
 
 /** A point-in-time restore that cannot go on: the reason says why, for the EtcdRestore's condition. */
 export class ReplayError extends Error {
@@ -43,10 +45,12 @@ export interface ReplayRequest extends ChangeLogSource {
   target: number;
   /**
    * Every revision of the restored store up to here is known to be the source's: the snapshot's revision as its
-   * name says, then what an earlier pass replayed. Revisions past it that the store already holds are checked
-   * against the log before anything is written.
+   * name says (or as found, when bumped), then what an earlier pass replayed. Revisions past it that the store
+   * already holds are checked against the log before anything is written. In the source's numbers, as `target` is.
    */
   checkedThrough: number;
+  /** How the restored store numbers the source's revisions (a bump of etcdutl's). */
+  shift: RevisionShift;
   /** Stop here (ms since the epoch) and answer how far it got; the next call goes on from the store's revision. */
   untilMs: number;
   log: Logger;
@@ -73,14 +77,19 @@ async function* loggedRevisions(r: ReplayRequest, from: number, to: number): Asy
  * source's before it and holds all this at it wrote nothing else then.
  */
 async function holdsRevision(r: ReplayRequest, revision: number, events: readonly ChangeEvent[]): Promise<boolean> {
+  const at = storeRevisionOf(r.shift, revision);
   for (const e of events) {
-    const { kvs } = await r.etcd.rangePage(r.endpoint, e.key, revision, 1);
+    const { kvs } = await r.etcd.rangePage(r.endpoint, e.key, at, 1);
     const kv = kvs[0]?.key.equals(e.key) ? kvs[0] : undefined;
-    if (e.type === 'delete' ? kv !== undefined : !kv || kv.modRevision !== revision || kv.createRevision !== e.createRevision || kv.version !== e.version || !kv.value.equals(e.value)) return false;
+    if (e.type === 'delete') {
+      if (kv !== undefined) return false;
+    } else if (!kv || kv.modRevision !== at || kv.createRevision !== keyRevision(r.shift, e.createRevision) || kv.version !== e.version || !kv.value.equals(e.value)) {
+      return false;
+    }
   }
   const created = events.filter((e) => e.type === 'put' && e.version === 1).length;
   const deleted = events.filter((e) => e.type === 'delete').length;
-  const [before, after] = await Promise.all([r.etcd.keyCount(r.endpoint, revision - 1), r.etcd.keyCount(r.endpoint, revision)]);
+  const [before, after] = await Promise.all([r.etcd.keyCount(r.endpoint, storeRevisionOf(r.shift, revision - 1)), r.etcd.keyCount(r.endpoint, at)]);
   return after === before + created - deleted;
 }
 
@@ -142,8 +151,8 @@ export class ReplayInterrupted extends Error {
 
 /**
  * Writes the change log into the restored cluster, one transaction per source revision, from the
- * revision its store is at up to `target`. Each transaction must land at exactly the source's revision:
- * the restored store then has the same keys, values, versions and revisions as the source had. Resumable:
+ * revision its store is at up to `target`. Each transaction must land at exactly the source's revision (raised by
+ * the restore's bump): the restored store then has the same keys, values, versions and revisions as the source had. Resumable:
  * it starts from the store's own revision, so a transaction whose answer was lost is not written twice; but a
  * revision it did not write (a lease that expired, a client) is found and refused, never skipped.
  */
@@ -159,7 +168,7 @@ export async function replay(r: ReplayRequest): Promise<number> {
 }
 
 async function replayFrom(r: ReplayRequest, progress: { through: number; revision: number }): Promise<number> {
-  let at = await r.etcd.currentRevision(r.endpoint);
+  let at = sourceRevisionOf(r.shift, await r.etcd.currentRevision(r.endpoint));
   for await (const { revision, events } of loggedRevisions(r, r.checkedThrough + 1, Math.min(at, r.target))) {
     progress.revision = revision;
     if (!await holdsRevision(r, revision, events)) {
@@ -167,17 +176,17 @@ async function replayFrom(r: ReplayRequest, progress: { through: number; revisio
     }
   }
   if (at > r.target) {
-    throw new ReplayError('SnapshotPastTarget', `the restored store is at revision ${at}, past ${r.target}: the snapshot was taken later than its name says; choose a revision at or after ${at}`);
+    throw new ReplayError('SnapshotPastTarget', `the restored store is at the source's revision ${at}, past ${r.target}: the snapshot was taken later than its name says; choose a revision at or after ${at}`);
   }
   progress.through = Math.max(progress.through, at);
   for await (const { revision, events } of loggedRevisions(r, at + 1, r.target)) {
     if (Date.now() >= r.untilMs) break;
     progress.revision = revision;
     const landed = await r.etcd.applyRevision(r.endpoint, await revisionOps(r, revision, events));
-    if (landed !== revision) {
-      throw new ReplayError('WrittenDuringRestore', `revision ${revision} landed at ${landed}: something else wrote to the restored cluster while the change log was replayed`);
+    if (landed !== keyRevision(r.shift, revision)) {
+      throw new ReplayError('WrittenDuringRestore', `revision ${revision} landed at ${landed}, not ${keyRevision(r.shift, revision)}: something else wrote to the restored cluster while the change log was replayed`);
     }
-    at = landed;
+    at = revision;
     progress.through = at;
     if (revision % 100 === 0) r.log.info({ through: at, target: r.target }, 'change log replayed');
   }

@@ -1,0 +1,51 @@
+import type { EtcdClient } from '../../etcd/client.js';
+import { EtcdError } from '../../etcd/client.js';
+
+/**
+ * How a restored store numbers the source's revisions. `etcdutl snapshot restore --bump-revision B
+ * --mark-compacted` leaves the snapshot's keys at their revisions, puts the store at `held + B` (the snapshot's own
+ * revision raised) and compacts everything below: the source's state at `held` is read there, and a revision r
+ * of the source replayed after it lands at r + B. Without a bump (B = 0) the numbers are the source's.
+ */
+export interface RevisionShift {
+  /** The source's revision the snapshot held. */
+  held: number;
+  /** EtcdRestore.spec.revisionBump. */
+  bump: number;
+}
+
+export const UNSHIFTED: RevisionShift = { held: 0, bump: 0 };
+
+/** The revision a key written at the source's revision `r` carries in the restored store. */
+export const keyRevision = (s: RevisionShift, r: number): number => (r > s.held ? r + s.bump : r);
+
+/** The restored store's revision that shows the source as it was at `r` (r at or past the snapshot's). */
+export const storeRevisionOf = (s: RevisionShift, r: number): number => (r >= s.held ? r + s.bump : r);
+
+/** The source's revision that the restored store's revision `x` shows (x at or past the bumped one). */
+export const sourceRevisionOf = (s: RevisionShift, x: number): number => (x >= s.held + s.bump ? x - s.bump : x);
+
+const COMPACTED = /required revision has been compacted/;
+
+/**
+ * The source's revision a bumped snapshot held, found in the restored store: the lowest revision that can still
+ * be read is the bumped one (everything below is marked compacted), and the snapshot held at least the revision it
+ * is named by. Revisions past it (a lease of the snapshot that ran out before it was held) are then checked against
+ * the change log like any other.
+ */
+export async function snapshotHeldIn(etcd: EtcdClient, endpoint: string, named: number, bump: number): Promise<number> {
+  const readable = async (x: number): Promise<boolean> => etcd.keyCount(endpoint, x).then(() => true, (err: unknown) => {
+    if (err instanceof EtcdError && COMPACTED.test(err.message)) return false;
+    throw err;
+  });
+  let lo = named + bump;
+  let hi = await etcd.currentRevision(endpoint);
+  if (hi < lo) throw new Error(`the restored store is at revision ${hi}, below ${lo}: it was not bumped by ${bump} from a snapshot of revision ${named} or later`);
+  // The lowest readable revision in [lo, hi]: hi always is.
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (await readable(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo - bump;
+}

@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { UNSHIFTED, keyRevision, sourceRevisionOf, storeRevisionOf } from '../../src/controllers/restore/bumped-revisions.js';
+
+test('without a bump the restored store numbers revisions as the source did', () => {
+  for (const r of [1, 5, 1000]) {
+    assert.equal(keyRevision(UNSHIFTED, r), r);
+    assert.equal(storeRevisionOf(UNSHIFTED, r), r);
+    assert.equal(sourceRevisionOf(UNSHIFTED, r), r);
+  }
+});
+
+test('a bumped store: the snapshot\'s keys keep their revisions, its state is read at the bumped revision, replayed revisions land raised', () => {
+  const shift = { held: 100, bump: 1_000_000 };
+  assert.equal(keyRevision(shift, 100), 100, 'a key of the snapshot keeps its revision');
+  assert.equal(keyRevision(shift, 101), 1_000_101, 'the first replayed revision lands raised');
+  assert.equal(storeRevisionOf(shift, 100), 1_000_100, 'the snapshot\'s state is the bumped revision');
+  assert.equal(sourceRevisionOf(shift, 1_000_100), 100);
+  assert.equal(sourceRevisionOf(shift, 1_000_250), 250);
+});
+
+test('property: a revision at or past the snapshot maps to the store and back unchanged, and replayed revisions stay in order past the bump', () => {
+  fc.assert(fc.property(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 1e6 }), (held, bump, past) => {
+    const shift = { held, bump };
+    const r = held + past;
+    assert.equal(sourceRevisionOf(shift, storeRevisionOf(shift, r)), r);
+    if (past > 0) assert.equal(keyRevision(shift, r), storeRevisionOf(shift, r), 'a revision replayed lands where its state is read');
+    assert.ok(keyRevision(shift, r + 1) > storeRevisionOf(shift, r), 'the next replayed revision is past the store\'s');
+  }), { numRuns: 2000 });
+});
