@@ -51,6 +51,8 @@ export interface OperatorOptions {
   claimGraceMs: number;
   /** The period of etcd's own comparison of the members' data. */
   corruptCheckSeconds: number;
+  /** EtcdBackups may name etcdEndpoints (an etcd the operator does not manage): the installer's choice. */
+  allowBackupEndpoints: boolean;
   log: Logger;
 }
 
@@ -168,7 +170,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     .fansOut(nodes, (n) => pods.store.list().filter((p) => p.spec?.nodeName === n.metadata?.name).flatMap(clusterKeyOf), nodeStateChanged);
   const backupController = controllerOf('etcdbackup', backupReconciler({
     transport, events, etcdClients, backups: backups.store, clusters: clusters.store, restores: restores.store, pods: pods.store, clusterDomain: o.clusterDomain,
-    operatorImage: o.operatorImage, metrics: metrics.backupObserver, changeLogs: new ChangeLogs(active),
+    operatorImage: o.operatorImage, metrics: metrics.backupObserver, changeLogs: new ChangeLogs(active), allowEndpoints: o.allowBackupEndpoints,
   })).watches(backups, generationChanged).owns(pods, 'EtcdBackup');
   const restoreController = controllerOf('etcdrestore', restoreReconciler({
     transport, events, restores: restores.store, clusters: clusters.store, pods: pods.store, services: services.store, etcdClients, clusterDomain: o.clusterDomain,

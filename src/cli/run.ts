@@ -28,7 +28,9 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
   --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
   --corrupt-check-interval S  etcd's leader compares every member's data with its own this often, in seconds
                            (default 600; a mismatch raises CORRUPT); pods made from then on get it
-  --image IMAGE            the operator's own image, run in pods for data guards, restores and volume backups (default etcd-operator:dev)`;
+  --image IMAGE            the operator's own image, run in pods for data guards, restores and volume backups (default etcd-operator:dev)
+  --allow-backup-endpoints  let EtcdBackups name etcdEndpoints: an etcd the operator does not manage, snapshotted over
+                           the operator's network access into a bucket the backup names (off: only EtcdClusters)`;
 
 const OPTIONS = {
   kubeconfig: { type: 'string' }, namespace: { type: 'string' }, 'cluster-wide': { type: 'boolean', default: false },
@@ -37,7 +39,7 @@ const OPTIONS = {
   workers: { type: 'string', default: '4' }, 'log-level': { type: 'string', default: 'info' },
   'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' }, image: { type: 'string', default: 'etcd-operator:dev' },
   'replace-member-after': { type: 'string', default: '60' }, 'replace-on-node-loss-after': { type: 'string', default: '30' }, 'keep-removed-claims': { type: 'string', default: '600' },
-  'corrupt-check-interval': { type: 'string', default: '600' },
+  'corrupt-check-interval': { type: 'string', default: '600' }, 'allow-backup-endpoints': { type: 'boolean', default: false },
 } as const;
 
 function positive(flag: string, text: string): number {
@@ -72,6 +74,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
     dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, replaceOnNodeLossAfterMs, claimGraceMs, corruptCheckSeconds,
+    allowBackupEndpoints: values['allow-backup-endpoints'],
   }, shutdown.signal);
   return 0;
 }

@@ -18,14 +18,25 @@ export interface InstallOptions {
   logLevel: string;
   metricsPort: number;
   resources: V1ResourceRequirements;
+  /** Replicas: one leads, the others stand by to take over when its node is lost. */
+  replicas: number;
+  /** EtcdBackups may name etcdEndpoints, an etcd the operator does not manage (run's --allow-backup-endpoints). */
+  allowBackupEndpoints: boolean;
 }
 
 export const NAME = 'etcd-operator';
 
 export const DEFAULT_INSTALL: InstallOptions = {
   namespace: 'default', clusterWide: false, image: `${NAME}:${OPERATOR_VERSION}`, imagePullPolicy: 'IfNotPresent', logLevel: 'info', metricsPort: 8080,
-  resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+  resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } }, replicas: 2, allowBackupEndpoints: false,
 };
+
+/**
+ * How long a replica stays bound to a node that stopped answering before it is evicted (Kubernetes' default is
+ * 300 s). The standby takes over within a lease period whatever this is; this only brings back the second
+ * replica sooner, so that a second node loss still finds one.
+ */
+const NODE_GONE_TOLERATION_S = 30;
 
 type InstallObject = V1Namespace | V1ServiceAccount | V1Role | V1RoleBinding | V1ClusterRole | V1ClusterRoleBinding | V1Deployment;
 
@@ -61,26 +72,31 @@ function rbac(o: InstallOptions): InstallObject[] {
 }
 
 /**
- * One replica with leader election (a rolling update never has two operators acting), non-root on a read-only
- * root filesystem with no capabilities; health and metrics on one port.
+ * Two replicas with leader election: one acts, the other stands by on another node (spread as a preference, so a
+ * one-node cluster still runs both) and takes the lease within its 15 s when the leader's node is lost; a rolling
+ * update never has two acting. Non-root on a read-only root filesystem with no capabilities; health and metrics
+ * on one port.
  */
 function deployment(o: InstallOptions): V1Deployment {
   const args = [
     'run', ...(o.clusterWide ? ['--cluster-wide'] : [`--namespace=${o.namespace}`]), '--leader-elect', `--lease-namespace=${o.namespace}`,
     `--metrics-address=0.0.0.0:${o.metricsPort}`, `--log-level=${o.logLevel}`, `--image=${o.image}`,
+    ...(o.allowBackupEndpoints ? ['--allow-backup-endpoints'] : []),
   ];
   const probe = (path: string): object => ({ httpGet: { path, port: 'metrics' }, periodSeconds: 10 });
   return {
     apiVersion: 'apps/v1', kind: 'Deployment',
     metadata: { name: NAME, namespace: o.namespace, labels },
     spec: {
-      replicas: 1,
+      replicas: o.replicas,
       selector: { matchLabels: selectorLabels },
       template: {
         metadata: { labels, annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(o.metricsPort) } },
         spec: {
           serviceAccountName: NAME,
           securityContext: nonRootPod,
+          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selectorLabels } }],
+          tolerations: ['not-ready', 'unreachable'].map((t) => ({ key: `node.kubernetes.io/${t}`, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: NODE_GONE_TOLERATION_S })),
           containers: [{
             name: NAME, image: o.image, imagePullPolicy: o.imagePullPolicy, args,
             ports: [{ name: 'metrics', containerPort: o.metricsPort }],

@@ -14,6 +14,8 @@ export interface PolicyRule {
 export const OPERATOR_RULES: PolicyRule[] = [
   // Member pods and one-off snapshot pods; reads come from the watch cache.
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
+  // A member pod's voter gate is opened once its member is a voter (member-pod.ts, VOTER_GATE).
+  { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   // Claims are brought to the retention policy (owner reference or none) and adopted by a cluster of their name.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create'] },

@@ -26,6 +26,14 @@ export interface RestoreSource {
 }
 
 
+/**
+ * The pod condition the operator sets True once the pod's member is a voter. A learner answers etcd's health
+ * check but refuses most client requests; with this gate its pod is not Ready, so the client Service's
+ * EndpointSlice leaves it out until it is promoted (which etcd allows only once it has caught up). Pods made
+ * before the gate was added have none, and are Ready on etcd's health alone, as before.
+ */
+export const VOTER_GATE = 'etcd.database.coreos.com/voter';
+
 const SNAPSHOT_FILE = '/var/etcd/restore.db';
 /**
  * The init container that turns a snapshot into the member's data. It cannot run twice (etcdutl refuses a data
@@ -272,6 +280,8 @@ export function memberPod(i: MemberPodInput): V1Pod {
         ...(i.tls ? [{ name: 'peer-tls', secret: { secretName: i.tls.secrets.peer } }, { name: 'server-tls', secret: { secretName: i.tls.secrets.server } }] : []),
         ...(restore?.volumes ?? []),
       ],
+      // Behind the client Service only once the operator has seen the member a voter (see VOTER_GATE).
+      readinessGates: [{ conditionType: VOTER_GATE }],
       ...placementOf(spec, address.cluster),
       nodeSelector: policy.nodeSelector,
       tolerations: policy.tolerations,

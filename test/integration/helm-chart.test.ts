@@ -25,10 +25,10 @@ test('helm template renders the same objects as `etcd-operator manifests`, in bo
   assert.deepEqual(objects(await helmTemplate('default', [])), generated(DEFAULT_INSTALL));
   assert.deepEqual(objects(await helmTemplate('etcd', ['clusterWide=true'])), generated({ ...DEFAULT_INSTALL, namespace: 'etcd', clusterWide: true }));
   const custom = ['image.repository=registry.example/etcd-operator', 'image.tag=1.2.3', 'image.pullPolicy=Always', 'logLevel=debug', 'metricsPort=9090',
-    'resources.requests.cpu=250m', 'resources.requests.memory=200Mi', 'resources.limits.memory=400Mi'];
+    'resources.requests.cpu=250m', 'resources.requests.memory=200Mi', 'resources.limits.memory=400Mi', 'replicas=3', 'allowBackupEndpoints=true'];
   assert.deepEqual(objects(await helmTemplate('ops', custom)), generated({
     ...DEFAULT_INSTALL, namespace: 'ops', image: 'registry.example/etcd-operator:1.2.3', imagePullPolicy: 'Always', logLevel: 'debug', metricsPort: 9090,
-    resources: { requests: { cpu: '250m', memory: '200Mi' }, limits: { memory: '400Mi' } },
+    resources: { requests: { cpu: '250m', memory: '200Mi' }, limits: { memory: '400Mi' } }, replicas: 3, allowBackupEndpoints: true,
   }));
 });
 

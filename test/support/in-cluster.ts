@@ -14,11 +14,11 @@ export function installOperator(o: InstallOptions): void {
   kubectl(['apply', '-f', '-'], operatorObjects(o).filter((x) => x.kind !== 'Namespace').map((x) => stringify(x)).join('---\n'));
 }
 
-/** Waits until the operator Deployment of the test's namespace has `replicas` ready. */
-export async function operatorReady(bed: Testbed, replicas = 1): Promise<void> {
+/** Waits until the operator Deployment of the test's namespace has all its replicas ready. */
+export async function operatorReady(bed: Testbed): Promise<void> {
   await eventually('the operator Deployment ready', 120_000, async () => {
     const d = (await bed.transport.call('GET', `/apis/apps/v1/namespaces/${bed.namespace}/deployments/${NAME}`)) as V1Deployment;
-    return d.status?.readyReplicas === replicas || undefined;
+    return (d.status?.readyReplicas !== undefined && d.status.readyReplicas === d.spec?.replicas) || undefined;
   });
 }
 

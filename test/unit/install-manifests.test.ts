@@ -39,13 +39,16 @@ test('cluster-wide mode: a ClusterRole for the operator rules, leases still a Ro
   assert.ok(args.includes('--cluster-wide') && !args.some((a) => a.startsWith('--namespace')));
 });
 
-test('the Deployment: one leader-elected replica, non-root, read-only root, no capabilities, probes on the metrics port', () => {
+test('the Deployment: two leader-elected replicas spread over nodes and evicted 30 s after their node is gone, non-root, read-only root, no capabilities, probes on the metrics port', () => {
   const d = operatorObjects({ ...DEFAULT_INSTALL, namespace: 'ops', image: 'reg/op:1', logLevel: 'debug', metricsPort: 9000 }).find((x) => x.kind === 'Deployment') as {
     spec: { replicas: number; template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Record<string, unknown>[] } } };
   };
   const pod = d.spec.template.spec;
   const c = pod.containers[0] as { image: string; args: string[]; securityContext: Record<string, unknown>; ports: { containerPort: number }[]; readinessProbe: unknown };
-  assert.equal(d.spec.replicas, 1);
+  assert.equal(d.spec.replicas, 2);
+  const spec = pod as unknown as { topologySpreadConstraints: { topologyKey: string }[]; tolerations: { key: string; tolerationSeconds: number }[] };
+  assert.equal(spec.topologySpreadConstraints[0]?.topologyKey, 'kubernetes.io/hostname');
+  assert.deepEqual(spec.tolerations.map((x) => [x.key, x.tolerationSeconds]), [['node.kubernetes.io/not-ready', 30], ['node.kubernetes.io/unreachable', 30]]);
   assert.equal(pod.serviceAccountName, 'etcd-operator');
   assert.equal(pod.securityContext.runAsNonRoot, true);
   assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });

@@ -156,6 +156,10 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   assert.ok(!(restore.command ?? []).some((c) => c.startsWith('--bump-revision') || c === '--mark-compacted'), 'no bump unless asked');
 });
 
+test('every member pod waits behind the voter gate: Ready (in the client Service) only once the operator has seen it a voter', () => {
+  assert.deepEqual(memberPod(input()).spec?.readinessGates, [{ conditionType: 'etcd.database.coreos.com/voter' }]);
+});
+
 test('a restore with a revision bump has etcdutl raise the restored revision and mark it compacted', () => {
   const pod = memberPod(input({ state: 'new', initialCluster: 'ic', restore: { s3: { path: 'b/k', awsSecret: 'aws' }, revisionBump: 1_000_000_000 } }));
   const command = pod.spec?.initContainers?.[1]?.command ?? [];

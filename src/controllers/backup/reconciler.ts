@@ -40,6 +40,8 @@ export interface BackupReconcilerDeps {
   metrics: BackupObserver;
   /** The change logs of continuous backups; they end with the term. */
   changeLogs: ChangeLogs;
+  /** Whether an EtcdBackup may name etcdEndpoints (--allow-backup-endpoints). */
+  allowEndpoints: boolean;
 }
 
 const DEFAULT_TIMEOUT_S = 3600;
@@ -63,6 +65,10 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
     if (!backup?.metadata.uid || backup.metadata.deletionTimestamp) {
       d.metrics.gone(namespace, name);
       return undefined;
+    }
+    if (backup.spec.etcdEndpoints && !d.allowEndpoints) {
+      await d.changeLogs.stop(key);
+      return failed(d, backup, endpointsRefused(), context.log);
     }
     const backedUp = await backupStep(d, key, backup, context.log);
     // Verification follows its own schedule beside the backups; the sooner of the two wakes the backup again.
@@ -118,6 +124,16 @@ async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBack
     return failed(d, backup, err, log);
   }
 }
+
+/**
+ * etcdEndpoints make the operator read any etcd its network reaches (another team's, behind a NetworkPolicy that
+ * admits the operator) into a bucket the requester names: a confused deputy. Whoever installs the operator
+ * decides whether that is allowed; nothing is read until then.
+ */
+const endpointsRefused = (): ConfigurationError => new ConfigurationError('EndpointsNotAllowed',
+  'spec.etcdEndpoints names an etcd the operator does not manage, which this operator is not allowed to back up: it would read any etcd its '
+  + 'network reaches for whoever can create an EtcdBackup. Back up an EtcdCluster by spec.clusterName, or have the operator installed with '
+  + '--allow-backup-endpoints (Helm: allowBackupEndpoints=true)');
 
 /** Reports a failed backup (a condition, an Event, the metric) and when to try again. */
 async function failed(d: BackupReconcilerDeps, backup: EtcdBackup, err: unknown, log: Logger): Promise<ReconcileResult> {

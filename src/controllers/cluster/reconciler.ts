@@ -16,6 +16,7 @@ import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/
 import { clientsHeld } from '../restore/clients-held.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { DEFAULT_REVISION_BUMP } from '../../api/etcd-backup.js';
+import { gatesToOpen, openVoterGates } from './voter-gate.js';
 import { plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
@@ -123,6 +124,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
     const pods = d.pods.ownedBy(uid);
     const cached = await observe(pods, nodesOf(pods, (n) => Promise.resolve(d.nodes.get(undefined, n))), claims, etcd, address, false);
+    // Not an action of the plan: it changes nothing in etcd, only lets clients reach members that are voters.
+    await openVoterGates(d.transport, gatesToOpen(pods, cached.etcdView.members), Date.now());
     const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
     const free = freeNodes(cluster.spec, pods, d.nodes.list());
     const situation = spreadSituation(pods, free);

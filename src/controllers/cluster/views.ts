@@ -11,9 +11,16 @@ import { etcdNeverRan, podTrouble } from './pod-trouble.js';
 import { ZONE_LABEL, nodeState } from '../../k8s/node-state.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
-const readyCondition = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === 'Ready');
+const conditionTrue = (pod: V1Pod, type: string): boolean => pod.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 
-export const podReady = (pod: V1Pod): boolean => readyCondition(pod)?.status === 'True';
+/** Ready: behind the client Service (etcd's health, and the voter gate where the pod has one). */
+export const podReady = (pod: V1Pod): boolean => conditionTrue(pod, 'Ready');
+
+/**
+ * etcd's own health, whatever the voter gate says: what the planner judges a member by (a learner must count as
+ * up to be promoted, and its gate opens only after that).
+ */
+export const etcdHealthy = (pod: V1Pod): boolean => conditionTrue(pod, 'ContainersReady');
 
 /** Running with every member ready and no change under way, as its status last said (a restored cluster swaps its members first). */
 export const clusterSettled = (cluster: EtcdCluster | undefined): boolean => cluster?.status?.phase === 'Running'
@@ -33,7 +40,7 @@ function dataLost(pod: V1Pod): boolean {
 const restoring = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) => c.name === RESTORE_STEP) ?? false;
 
 export function podView(pod: V1Pod, node?: V1Node): PodView {
-  const isReady = podReady(pod);
+  const isReady = etcdHealthy(pod);
   const { lost, draining } = nodeState(node);
   const zone = node?.metadata?.labels?.[ZONE_LABEL];
   const bootstrap = pod.metadata?.annotations?.[ANNOTATION_INITIAL_CLUSTER];
