@@ -20,7 +20,7 @@
  *    decides); a member silent on a lost (NotReady) node past its threshold is removed (the fence), its pod
  *    then deleted without waiting for the node, and it is replaced on a live node, volume or not; a member
  *    whose pod failed or that answered nothing past the threshold is restarted on its volume or, without
- *    one, replaced. Removal needs healthy voters for a quorum of the rest and of the desired size; the
+ *    one, replaced. Removal needs answering voters for a quorum of the rest and of the desired size; the
  *    leader hands leadership over first. A removed member's claim is kept for a grace period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
@@ -84,7 +84,10 @@ export interface PodView {
 export interface MemberHealth {
   name: string;
   raftIndex: number;
+  /** It says it leads: its leader is itself. */
   isLeader: boolean;
+  /** The member ID it follows as its leader, '' while it knows none (an election, or cut off from its peers). */
+  leaderId: string;
   revision: number;
   dbSize: number;
   dbSizeInUse: number;
@@ -222,9 +225,28 @@ export const votersOf = (members: readonly MemberView[] = []): MemberView[] => m
 /** Whether a member answered its status call. */
 export const answers = (health: readonly MemberHealth[], name: string): boolean => health.some((h) => h.name === name);
 
-/** How many of these members answered. */
-export const answering = (members: readonly MemberView[], health: readonly MemberHealth[]): number =>
+/** How many of these members answered their status call, with or without a leader. */
+export const countAnswering = (members: readonly MemberView[], health: readonly MemberHealth[]): number =>
   members.filter((m) => answers(health, m.name)).length;
+
+/**
+ * The leader the voters agree on: a voter that answers as leader and that a quorum of the voters answer
+ * following. Members that all answer but elected no leader (or follow different ones) agree on none.
+ */
+export function agreedLeader(voters: readonly MemberView[], health: readonly MemberHealth[]): MemberView | undefined {
+  const leader = voters.find((v) => health.some((h) => h.name === v.name && h.isLeader && h.leaderId === v.id));
+  return leader && countFollowing(voters, health, leader) >= quorum(voters.length) ? leader : undefined;
+}
+
+/** How many of the voters answered naming `leader` as theirs (the leader itself included). */
+const countFollowing = (voters: readonly MemberView[], health: readonly MemberHealth[], leader: MemberView): number =>
+  voters.filter((v) => health.some((h) => h.name === v.name && h.leaderId === leader.id)).length;
+
+/** How many voters serve: they answered, following the leader the voters agree on (none without one). */
+export function countServing(voters: readonly MemberView[], health: readonly MemberHealth[]): number {
+  const leader = agreedLeader(voters, health);
+  return leader ? countFollowing(voters, health, leader) : 0;
+}
 
 export interface Rollout {
   verdict: VersionVerdict;
@@ -368,13 +390,13 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   for (const m of podless) {
     if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, version, reason: 'pod gone; rejoining with its data' };
   }
-  const healthyVoters = answering(voters, s.health);
-  if (healthyVoters < quorum(voters.length)) {
+  const answeringVoters = countAnswering(voters, s.health);
+  if (answeringVoters < quorum(voters.length)) {
     const lostForGood = podless.filter((m) => !s.claims.includes(m.name)).length;
     if (voters.length - lostForGood < quorum(voters.length)) {
       return quorumLost(s, `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost`);
     }
-    return { type: 'Wait', reason: `quorum lost: ${healthyVoters} of ${voters.length} members answer; waiting for members to come back` };
+    return { type: 'Wait', reason: `quorum lost: ${answeringVoters} of ${voters.length} members answer; waiting for members to come back` };
   }
   const gone = podless[0];
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
@@ -589,13 +611,13 @@ function planDefragmentation(s: ClusterState, voters: MemberView[]): Action | un
 
 /**
  * Removes a member, after moving leadership away from it, if the members that answer without it are a quorum
- * both of the members left and of the size asked for: a repair never leaves fewer healthy voters than the
+ * both of the members left and of the size asked for: a repair never leaves fewer answering voters than the
  * cluster needs at its full size.
  */
 function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
-  const { healthy, needed } = afterRemoval(s, m.name);
-  if (healthy < needed) {
-    return { type: 'Wait', reason: `removing ${m.name} would leave ${healthy} healthy voters, fewer than the ${needed} needed` };
+  const { answering, needed } = afterRemoval(s, m.name);
+  if (answering < needed) {
+    return { type: 'Wait', reason: `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed` };
   }
   if (leader?.name === m.name) {
     const successor = voters.find((v) => v.name !== m.name && answers(s.health, v.name));
@@ -605,9 +627,9 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
 }
 
 /** The voters left answering without `member`, and how many a removal needs: a quorum of the rest and of the desired size. */
-function afterRemoval(s: ClusterState, member: string): { healthy: number; needed: number } {
+function afterRemoval(s: ClusterState, member: string): { answering: number; needed: number } {
   const left = votersOf(s.members).filter((v) => v.name !== member);
-  return { healthy: answering(left, s.health), needed: Math.max(quorum(left.length), quorum(s.desiredSize)) };
+  return { answering: countAnswering(left, s.health), needed: Math.max(quorum(left.length), quorum(s.desiredSize)) };
 }
 
 /** etcd names member 0 in a CORRUPT alarm when no majority of hashes agrees. */
@@ -633,10 +655,10 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     if (!inFlight) return true;
     return a.type !== 'AddMember' && (a.type !== 'RemoveMember' || a.member === inFlight.name);
   },
-  'a removal leaves healthy voters for a quorum of the rest and of the desired size': (s, a) => {
+  'a removal leaves answering voters for a quorum of the rest and of the desired size': (s, a) => {
     if (a.type !== 'RemoveMember') return true;
-    const { healthy, needed } = afterRemoval(s, a.member);
-    return healthy >= needed;
+    const { answering, needed } = afterRemoval(s, a.member);
+    return answering >= needed;
   },
   'never delete the claim of a listed member': (s, a) =>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),

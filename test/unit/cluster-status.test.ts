@@ -10,7 +10,8 @@ const cluster = (o: Partial<EtcdCluster> = {}): EtcdCluster => ({
   apiVersion: 'etcd.database.coreos.com/v1beta2', kind: 'EtcdCluster',
   metadata: { name: 'ex', namespace: 'ns', uid: 'u', generation: 4 }, spec: { size: 3, version: 'v3.5.17' }, status: { bootstrapped: true }, ...o,
 });
-const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 9, isLeader: false, revision: 5, dbSize: 100, dbSizeInUse: 50, ...o });
+/** A member's answer, following a (member IDs are the names here). */
+const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 9, isLeader: false, leaderId: 'a', revision: 5, dbSize: 100, dbSizeInUse: 50, ...o });
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
   pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false })),
@@ -60,6 +61,20 @@ test('without a healthy quorum the cluster is not Available; unready members mak
   assert.equal(cond(degraded, 'Degraded'), 'True');
   assert.deepEqual(degraded.members?.unready, ['c']);
   assert.equal(degraded.phase, 'Recovering');
+});
+
+test('members that all answer but agree on no leader are not Available, nor is a leader only a minority follows (issue 32, finding 3)', () => {
+  const noLeader = clusterStatus(cluster(), state({ health: ['a', 'b', 'c'].map((n) => h(n, { leaderId: '' })) }), { type: 'Steady' }, new Map(), NOW);
+  assert.equal(cond(noLeader, 'Available'), 'False');
+  assert.equal(noLeader.conditions?.find((c) => c.type === 'Available')?.reason, 'NoLeader');
+  assert.equal(noLeader.leader, undefined);
+  // a says it leads, but b and c follow a leader of their own (c, stale): no quorum behind a.
+  const split = clusterStatus(cluster(), state({ health: [h('a', { isLeader: true }), h('b', { leaderId: 'c' }), h('c', { leaderId: 'c' })] }), { type: 'Steady' }, new Map(), NOW);
+  assert.equal(cond(split, 'Available'), 'False');
+  const served = clusterStatus(cluster(), state({ health: [h('a', { isLeader: true }), h('b'), h('c', { leaderId: '' })] }), { type: 'Steady' }, new Map(), NOW);
+  assert.equal(cond(served, 'Available'), 'True', 'two of three following a is a quorum');
+  assert.equal(served.conditions?.find((c) => c.type === 'Available')?.message, '2 of 3 members healthy, following leader a');
+  assert.equal(served.leader, 'a');
 });
 
 test('a condition keeps its transition time while its status holds', () => {

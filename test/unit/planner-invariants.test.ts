@@ -28,7 +28,7 @@ const memberOf = (name: string): fc.Arbitrary<MemberView> =>
 
 const healthOf = (name: string): fc.Arbitrary<MemberHealth> => fc.record({
   raftIndex: fc.integer({ min: 0, max: 3000 }), revision: fc.integer({ min: 1, max: 1000 }), dbSize: fc.integer({ min: 0, max: 2 ** 31 }),
-}).map((h) => ({ name, isLeader: false, dbSizeInUse: Math.floor(h.dbSize / 2), ...h }));
+}).map((h) => ({ name, isLeader: false, leaderId: '', dbSizeInUse: Math.floor(h.dbSize / 2), ...h }));
 
 /** Cluster states of up to five members, any mix of pods, claims, answers, alarms and timings. */
 const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
@@ -53,7 +53,8 @@ const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
 }).map(({ pods, members, health }): ClusterState => ({
   desiredSize: g.desiredSize, generation: g.generation, paused: false, bootstrapped: g.bootstrapped,
   pods, claims: g.claims, retained: g.retained, members, recordedMembers: g.recordedMembers,
-  health: health.map((h) => ({ ...h, isLeader: h.name === g.leader })),
+  // Those that answer follow the leader, if there is one; a member that leads follows itself.
+  health: health.map((h) => ({ ...h, isLeader: h.name === g.leader, leaderId: g.leader ? `id-${g.leader}` : '' })),
   supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
   targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
@@ -76,7 +77,7 @@ test('a member whose stopping pod found its volume empty is not restarted on it 
   const s: ClusterState = {
     desiredSize: 5, paused: false, bootstrapped: true, pods: [pod('b'), pod('e')], claims: ['b'], retained: [],
     members: [{ id: 'id-b', name: 'b', isLearner: false, started: true }], recordedMembers: [],
-    health: [{ name: 'b', isLeader: false, dbSizeInUse: 0, raftIndex: 0, revision: 1, dbSize: 0 }],
+    health: [{ name: 'b', isLeader: false, leaderId: '', dbSizeInUse: 0, raftIndex: 0, revision: 1, dbSize: 0 }],
     supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: { b: 108_000 }, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100,
     targetVersion: '3.6.5', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
   };

@@ -6,7 +6,8 @@ import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '..
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
   ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false, ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
-const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
+/** A member's answer; it follows a unless told otherwise (a leader's `isLeader` alone does not make it one voters follow). */
+const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, leaderId: o.isLeader ? `id-${name}` : 'id-a', revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
 
 /** A healthy bootstrapped cluster of the named members, `a` leading; override any part. */
 function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
@@ -204,7 +205,7 @@ test('no removal that would leave the rest without a healthy quorum', () => {
     pods: [pod('a'), pod('b', { phase: 'Failed', ready: false }), pod('c', { ready: false })],
     health: [health('a', { isLeader: true }), health('b')],
   });
-  assert.deepEqual(plan(risky), { type: 'Wait', reason: 'removing b would leave 1 healthy voters, fewer than the 2 needed' });
+  assert.deepEqual(plan(risky), { type: 'Wait', reason: 'removing b would leave 1 answering voters, fewer than the 2 needed' });
 });
 
 test('quorum lost with pods or volumes still there waits; with a majority gone with their data it is reported', () => {

@@ -1,6 +1,6 @@
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { Action, ClusterState, NoSpaceRecovery, PodView } from '../../etcd/planner.js';
-import { answering, quorum, rollout, votersOf } from '../../etcd/planner.js';
+import { agreedLeader, countAnswering, countServing, quorum, rollout, votersOf } from '../../etcd/planner.js';
 import { lowestVersion } from '../../etcd/versions.js';
 import type { EtcdStatus } from '../../etcd/client.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
@@ -99,6 +99,13 @@ function degraded(s: ClusterState, action: Action, expected: number, unready: st
   return { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: `all ${expected} members ready` };
 }
 
+/** Why the cluster does not serve: not up yet, no quorum answering, or a quorum answering with no leader they agree on. */
+function unavailable(bootstrapped: boolean, voters: number, answering: number, detail: string): { reason: string; message: string } {
+  if (!bootstrapped) return { reason: 'Bootstrapping', message: detail };
+  if (voters > 0 && answering >= quorum(voters)) return { reason: 'NoLeader', message: `${answering} of ${voters} members answer but agree on no leader; ${detail}` };
+  return { reason: 'NoQuorum', message: detail };
+}
+
 type Rebuild = NonNullable<ClusterStatus['rebuild']>;
 
 /** The record of a rebuild from backup, as this action moves it on. */
@@ -138,8 +145,11 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const survivor = survivorRecord(prev, action, now);
   const rebuilding = (rebuild !== undefined && !rebuild.completedAt) || (survivor !== undefined && !survivor.completedAt);
   const voters = votersOf(s.members);
-  const healthyVoters = answering(voters, s.health);
-  const available = bootstrapped && voters.length > 0 && healthyVoters >= quorum(voters.length);
+  // Available means served: a quorum of the voters follows one leader they agree on. Members that all answer
+  // their status call but elect no leader serve nothing, and a restore must not complete on them.
+  const serving = countServing(voters, s.health);
+  const leader = agreedLeader(voters, s.health)?.name;
+  const available = bootstrapped && voters.length > 0 && serving >= quorum(voters.length);
   // Who should be serving: etcd's member list when a member answered; else the member pods and the membership
   // status recorded. A cluster none of whose members answers has none ready, never "all".
   const memberNames = new Set(s.members ? s.members.map((m) => m.name)
@@ -147,7 +157,6 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const memberPods = s.pods.filter((p) => memberNames.has(p.name) && !p.terminating);
   const ready = memberPods.filter((p) => p.ready).map((p) => p.name).sort();
   const unready = [...memberNames].filter((n) => !ready.includes(n)).sort();
-  const leader = s.health.find((h) => h.isLeader)?.name;
   // The lowest version a member reports: etcd's cluster version cannot be above it.
   const current = lowestVersion(versions) ?? prev?.currentVersion;
   const { verdict, stale } = rollout(s);
@@ -184,8 +193,8 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     clientPort: CLIENT_PORT,
     conditions: [
       condition(prev?.conditions, available
-        ? { type: 'Available', status: 'True', reason: 'QuorumHealthy', message: `${healthyVoters} of ${voters.length} members healthy` }
-        : { type: 'Available', status: 'False', reason: bootstrapped ? 'NoQuorum' : 'Bootstrapping', message: detail }, now),
+        ? { type: 'Available', status: 'True', reason: 'QuorumHealthy', message: `${serving} of ${voters.length} members healthy, following leader ${leader ?? ''}` }
+        : { type: 'Available', status: 'False', ...unavailable(bootstrapped, voters.length, countAnswering(voters, s.health), detail) }, now),
       condition(prev?.conditions, busy
         ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),

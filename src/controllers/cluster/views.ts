@@ -60,7 +60,7 @@ export function podView(pod: V1Pod, node?: V1Node): PodView {
 export const memberView = (m: EtcdMember): MemberView => ({ id: m.id, name: memberName(m), isLearner: m.isLearner, started: m.name !== '' });
 
 export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({
-  name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId, revision: s.revision, dbSize: s.dbSize, dbSizeInUse: s.dbSizeInUse,
+  name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId, leaderId: s.leaderId, revision: s.revision, dbSize: s.dbSize, dbSizeInUse: s.dbSizeInUse,
 });
 
 /** What a pass observes: the cluster's pods and claims, and etcd's view through them. */
