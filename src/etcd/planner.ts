@@ -203,7 +203,10 @@ export type Action =
   /** `force`: deleted at once, without waiting for a kubelet that does not answer (only a pod of no listed member). */
   | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string; force?: true }
   | { type: 'DeleteClaim'; member: string; reason: string }
-  | { type: 'Wait'; reason: string }
+  /** Something that comes by itself within a bound (see WAITING_FOR); the reason says what. */
+  | { type: 'Wait'; awaiting: WaitingFor; reason: string }
+  /** Nothing the operator may safely do: a person must act, as `reason` says. Surfaced as Degraded, reason `cause`. */
+  | { type: 'Blocked'; cause: BlockedCause; reason: string }
   | { type: 'QuorumLost'; reason: string }
   | { type: 'CorruptionUndecided'; reason: string }
   | { type: 'StartRebuild'; from: BackupView; reason: string }
@@ -216,6 +219,40 @@ export type Action =
   | { type: 'Compact'; revision: number; reason: string }
   | { type: 'Defragment'; member: string; reason: string }
   | { type: 'Steady' };
+
+/**
+ * What a Wait waits for, each with the bound within which it comes by itself or a rule acts instead (the
+ * liveness properties in test/unit/planner-liveness.test.ts check that no Wait outlives its bound).
+ */
+export const WAITING_FOR = {
+  PodStopping: 'a deleted pod on a live node stops within its grace period; one on a lost node is fenced, then force-deleted',
+  MembersStarting: 'pods made for members run etcd (a listed one silent past replaceAfterMs is removed; what keeps a pod from running is reported as Degraded)',
+  MembersAnswering: 'members whose pods run on live nodes answer; past replaceAfterMs the rules for silent members act',
+  MemberReady: 'a member that answers passes its readiness probe within the probe period',
+  CatchingUp: 'a member that answers replicates the leader\'s log; a learner still behind after learnerCatchUpMs is removed',
+  LeaderElection: 'a quorum that answers elects a leader within etcd\'s election timeout',
+} as const;
+export type WaitingFor = keyof typeof WAITING_FOR;
+
+/**
+ * Why a person must act: the closed list the reconciler surfaces as the Degraded condition's reason and a
+ * Warning Event of that reason, each with what to do (the plan's reason names the objects). QuorumLost,
+ * CorruptionUndecided and UpgradeRefused, which predate the list, are actions of their own.
+ */
+export const BLOCKED_CAUSES = {
+  UnrecordedBootstrap: 'pods or claims that may hold data exist, but status records no bootstrap: record them as the members, or delete them to bootstrap anew',
+  RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
+} as const;
+export type BlockedCause = keyof typeof BLOCKED_CAUSES;
+
+/** Every cause a plan gives for a person to act. */
+export type PersonNeeded = BlockedCause | 'QuorumLost' | 'CorruptionUndecided' | 'UpgradeRefused';
+
+/** The cause a person must act on, if the action is one. */
+export function personNeeded(a: Action): PersonNeeded | undefined {
+  if (a.type === 'Blocked') return a.cause;
+  return a.type === 'QuorumLost' || a.type === 'CorruptionUndecided' || a.type === 'UpgradeRefused' ? a.type : undefined;
+}
 
 export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
 
@@ -287,7 +324,9 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (!initial) {
     // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
-    if (s.pods.length > 0 || s.claims.length > 0) return { type: 'Wait', reason: 'pods or claims of an unknown bootstrap exist; not bootstrapping beside them' };
+    const stopping = s.pods.find((p) => p.terminating);
+    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
+    if (s.pods.length > 0 || s.claims.length > 0) return unrecordedBootstrap(s);
     if (s.retained.length > 0) return adoption(s.retained);
     return { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
   }
@@ -307,7 +346,22 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
-  return { type: 'Wait', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+  return { type: 'Wait', awaiting: 'MembersStarting', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+}
+
+/**
+ * Pods or claims of this cluster whose status records neither a bootstrap nor its members (status lost, say):
+ * founding a cluster beside them could put a second one behind the same Service, and taking them for
+ * members may restart what was never one. A person says which.
+ */
+function unrecordedBootstrap(s: ClusterState): Action {
+  const names = [...new Set([...s.pods.map((p) => p.name), ...s.claims])].sort();
+  return {
+    type: 'Blocked', cause: 'UnrecordedBootstrap',
+    reason: `pods or claims ${names.join(', ')} of this cluster were made by no bootstrap its status records: if they hold data to keep, record them as its members `
+      + `(kubectl patch etcdcluster <name> --subresource=status --type=merge -p '{"status":{"bootstrapped":true,"membership":[${names.map((n) => `"${n}"`).join(',')}]}}'); `
+      + `if not, delete them (kubectl delete pod,pvc ${names.join(' ')}) and the cluster bootstraps anew`,
+  };
 }
 
 /**
@@ -320,7 +374,10 @@ function adoption(retained: RetainedClaim[]): Action {
   const claims = retained.map((c) => c.name).sort();
   const members = retained.filter((c) => !c.removed).map((c) => c.name).sort();
   if (members.length === 0) {
-    return { type: 'Wait', reason: `claims ${claims.join(', ')} of a deleted cluster of this name hold only removed members' data; delete them to bootstrap anew` };
+    return {
+      type: 'Blocked', cause: 'RetainedClaimsRemoved',
+      reason: `claims ${claims.join(', ')} of a deleted cluster of this name hold only removed members' data: delete them (kubectl delete pvc ${claims.join(' ')}) and the cluster bootstraps anew`,
+    };
   }
   return { type: 'Adopt', claims, members, reason: `re-forming on the claims of a deleted cluster of this name: members ${members.join(', ')}` };
 }
@@ -333,12 +390,12 @@ function adoption(retained: RetainedClaim[]): Action {
 function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string): Action {
   if (pods.length === 0 && s.claims.length === 0) return quorumLost(s, 'every member is gone with its data');
   const stopping = s.pods.find((p) => p.terminating);
-  if (stopping) return { type: 'Wait', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
+  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
   const restart = s.recordedMembers.find((m) => s.claims.includes(m) && !pods.some((p) => p.name === m));
   if (restart) {
     return { type: 'CreatePod', member: restart, version, peers: s.recordedMembers, reason: 'no member answers and its pod is gone; restarting it on its data' };
   }
-  return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
+  return { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
 }
 
 function planMembership(s: ClusterState, pods: PodView[], members: MemberView[], r: Rollout): Action {
@@ -365,14 +422,14 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     // One that answers is catching up, however long that takes; one that stays silent would hold every
     // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
     if ((s.silentForMs[learner.name] ?? 0) > s.replaceAfterMs) return removal(s, learner, 'learner never answered; removing it', voters, leader);
-    return { type: 'Wait', reason: `learner ${learner.name} catching up` };
+    return { type: 'Wait', awaiting: 'CatchingUp', reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);
   if (unstarted) {
     if (!podOf(unstarted.name)) return { type: 'CreatePod', member: unstarted.name, version, reason: 'member added; starting its pod' };
     // Until it starts no other change is made; one that never starts is removed again (finding 7).
     if ((s.silentForMs[unstarted.name] ?? 0) > s.replaceAfterMs) return removal(s, unstarted, 'member added but never started; removing it', voters, leader);
-    return { type: 'Wait', reason: `member ${unstarted.name} starting` };
+    return { type: 'Wait', awaiting: 'MembersStarting', reason: `member ${unstarted.name} starting` };
   }
 
   // 4. Repairs.
@@ -396,7 +453,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (voters.length - lostForGood < quorum(voters.length)) {
       return quorumLost(s, `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost`);
     }
-    return { type: 'Wait', reason: `quorum lost: ${answeringVoters} of ${voters.length} members answer; waiting for members to come back` };
+    return { type: 'Wait', awaiting: 'MembersAnswering', reason: `quorum lost: ${answeringVoters} of ${voters.length} members answer; waiting for members to come back` };
   }
   const gone = podless[0];
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
@@ -430,10 +487,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 
   // 5. Readiness gate.
   const stopped = voters.find((m) => !podOf(m.name));
-  if (stopped) return { type: 'Wait', reason: `the pod of member ${stopped.name} is stopping` };
+  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', reason: `the pod of member ${stopped.name} is stopping` };
   // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer.
   const unready = pods.find((p) => !p.ready || p.nodeLost);
-  if (unready) return { type: 'Wait', reason: `member ${unready.name} is not ready` };
+  if (unready) return { type: 'Wait', awaiting: 'MemberReady', reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
   if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
@@ -463,7 +520,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
   const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
-  if (lagging) return { type: 'Wait', reason: `${lagging.name} is catching up before the next upgrade step` };
+  if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', reason: `${lagging.name} is catching up before the next upgrade step` };
   const next = outdated.find((m) => m.name !== leader?.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
   const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}` : `applying new settings to ${next.name}`;
@@ -483,7 +540,7 @@ function quorumLost(s: ClusterState, reason: string): Action {
   // The furthest member may be one that is slow to answer: "auto" hears every member with a volume first,
   // or gives it up once it has answered nothing for the replacement threshold (finding 8).
   const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && (s.silentForMs[m.name] ?? 0) <= s.replaceAfterMs) : [];
-  if (unheard.length > 0) return { type: 'Wait', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
+  if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
   // The survivor is restarted alone on the version new members get: one whose --force-new-cluster can drop
   // writes its database holds is never used for it.
@@ -512,7 +569,7 @@ function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined
  */
 function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
   const pod = s.pods.find((p) => p.name === rec.survivor);
-  if (pod?.terminating) return { type: 'Wait', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (pod?.terminating) return { type: 'Wait', awaiting: 'PodStopping', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
   if (!pod) {
     return rec.forced
       ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
@@ -520,7 +577,7 @@ function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: 
   }
   const leads = s.health.some((h) => h.name === rec.survivor && h.isLeader);
   const alone = s.members?.length === 1 && s.members[0]?.name === rec.survivor;
-  if (!(leads && alone && pod.ready)) return { type: 'Wait', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
+  if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
   if (pod.forced) return { type: 'RestartSurvivor', survivor: rec.survivor };
   return { type: 'CompleteSurvivorRecovery', survivor: rec.survivor };
 }
@@ -544,7 +601,7 @@ function planCorruption(s: ClusterState, members: MemberView[], voters: MemberVi
   }
   const odd = members.find((m) => hashOf(m.name) !== undefined && hashOf(m.name) !== agreed);
   if (odd) return removal(s, odd, `CORRUPT: its data differs from that of a majority${at} (HashKV); replacing it`, voters, leader);
-  if (hashed.length < voters.length) return { type: 'Wait', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
+  if (hashed.length < voters.length) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
   // etcd names member 0 when it cannot tell who differs (3.5's periodic check always does); such an alarm is
   // for a person to clear, even once the members that differed are gone.
   if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm); a member removed for its data is replaced after that` };
@@ -587,7 +644,7 @@ function leaderLast(voters: MemberView[], health: readonly MemberHealth[]): Memb
 /** The next step of a NOSPACE recovery, or undefined when the data fills the quota even so (nothing to do). */
 function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[]): Action | undefined {
   const leader = s.health.find((h) => h.isLeader);
-  if (!leader) return { type: 'Wait', reason: 'NOSPACE: waiting for a leader' };
+  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', reason: 'NOSPACE: waiting for a leader' };
   const done = s.noSpaceRecovery ?? {};
   if (done.compactedRevision === undefined) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };
   const next = leaderLast(voters, s.health).find((m) => answers(s.health, m.name) && !(done.defragmented ?? []).includes(m.name));
@@ -617,7 +674,7 @@ function planDefragmentation(s: ClusterState, voters: MemberView[]): Action | un
 function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
   const { answering, needed } = afterRemoval(s, m.name);
   if (answering < needed) {
-    return { type: 'Wait', reason: `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed` };
+    return { type: 'Wait', awaiting: 'MembersAnswering', reason: `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed` };
   }
   if (leader?.name === m.name) {
     const successor = voters.find((v) => v.name !== m.name && answers(s.health, v.name));

@@ -115,6 +115,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'QuorumLost':
     case 'CorruptionUndecided':
     case 'UpgradeRefused':
+    case 'Blocked':
       return 30_000;
     // Recorded in status by the reconciler; nothing to do in the cluster itself.
     case 'StartRebuild':

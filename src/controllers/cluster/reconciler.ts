@@ -23,6 +23,7 @@ import { nodeState } from '../../k8s/node-state.js';
 import { SpreadAttempts, freeNodes, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
+import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
 import { TROUBLE_REASONS } from './pod-trouble.js';
 import { clusterState } from './views.js';
@@ -73,7 +74,6 @@ const WARNED_CONDITIONS: [string, (c: Condition) => boolean][] = [
   ['Degraded', (c) => c.status === 'True' && [...TROUBLE_REASONS, 'Refused'].some((r) => r === c.reason)],
   ['MembersSpread', (c) => c.status === 'False'],
 ];
-const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
@@ -180,7 +180,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
     if (!QUIET.includes(action.type) && !outcome.refused && !refusal) {
-      await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, told);
+      const event = actionEvent(action);
+      await d.events.record(involved, event.type, event.reason, told);
     }
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };

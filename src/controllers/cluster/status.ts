@@ -78,6 +78,8 @@ export interface Refusal {
 
 function degraded(s: ClusterState, action: Action, expected: number, unready: string[], rebuild: Rebuild | undefined, refusal?: Refusal): Omit<Condition, 'lastTransitionTime'> {
   if (action.type === 'QuorumLost' || action.type === 'CorruptionUndecided') return { type: 'Degraded', status: 'True', reason: action.type, message: action.reason };
+  // What a person must do comes first: it is why nothing else moves.
+  if (action.type === 'Blocked') return { type: 'Degraded', status: 'True', reason: action.cause, message: action.reason };
   if (refusal) return { type: 'Degraded', status: 'True', ...refusal };
   if (rebuild && !rebuild.completedAt) {
     return { type: 'Degraded', status: 'True', reason: 'RebuildingFromBackup', message: `a majority was lost; rebuilding from EtcdBackup ${rebuild.backup} at revision ${rebuild.revision}` };
