@@ -108,6 +108,22 @@ export interface RetainedClaim {
   name: string;
   /** Its member had been removed from etcd's member list: its data is not a member's to restart. */
   removed: boolean;
+  /** The UID of the EtcdCluster whose member's data it holds ('' when unknown): one incarnation of the name. */
+  incarnation: string;
+  /** The claim says its member never ran on it: it holds nothing. (Claims of earlier versions say nothing.) */
+  neverRan: boolean;
+  /** When the API server made it (ms since the epoch): incarnations of one name follow each other in time. */
+  createdMs: number;
+}
+
+/** What the cluster's own claims say of themselves. Claims made before these marks existed say nothing, and may hold data. */
+export interface ClaimMarks {
+  /** Claims whose member was never seen running on them: they hold nothing. */
+  neverRan: string[];
+  /** Claims set aside, whose member was removed from etcd: never restarted, deleted after the grace period. */
+  setAside: string[];
+  /** The initial members of the bootstrap that made claims, as the claims not set aside record it. */
+  bootstrapMembers?: string[];
 }
 
 export interface ClusterState {
@@ -120,6 +136,7 @@ export interface ClusterState {
   pods: PodView[];
   /** Members that have a data volume claim. */
   claims: string[];
+  claimMarks: ClaimMarks;
   /** A bootstrap starts one member (a restore from a backup's claim, which one node at a time may mount); the rest join it. */
   singleFounder?: true;
   /** Claims left by a deleted EtcdCluster of this name, to adopt (never offered to a restore or a rebuild). */
@@ -721,8 +738,9 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
+  // A rebuild first clears what is left of the lost cluster: that is no bootstrap.
   'during a bootstrap, delete only a pod whose etcd never ran, before any member started': (s, a) =>
-    a.type !== 'DeletePod' || s.bootstrapped || s.pods.every((p) => !p.bootstrapMembers)
+    a.type !== 'DeletePod' || s.bootstrapped || (s.rebuild !== undefined && !s.rebuild.cleared) || s.pods.every((p) => !p.bootstrapMembers)
       || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started)),
   'force-delete only the pod of a member etcd has removed (fenced), never one of a listed member': (s, a) =>
     a.type !== 'DeletePod' || !a.force || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),

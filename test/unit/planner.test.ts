@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, quorum } from '../../src/etcd/planner.js';
-import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
+import type { Action, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
   ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false, ...o });
@@ -13,7 +13,7 @@ const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({
 function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
   return {
     desiredSize: names.length, paused: false, bootstrapped: true,
-    pods: names.map((n) => pod(n)), claims: [], retained: [],
+    pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], setAside: [] }, retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
     supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
@@ -22,6 +22,8 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
 }
 
 const type = (a: Action): string => a.type;
+/** A claim of the deleted incarnation u1 of the cluster's name, whose member ran on it. */
+const retainedClaim = (name: string, o: Partial<RetainedClaim> = {}): RetainedClaim => ({ name, removed: false, incarnation: 'u1', neverRan: false, createdMs: 1000, ...o });
 
 test('quorum is a strict majority', () => {
   assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map(quorum), [1, 2, 2, 3, 3, 4, 4]);
@@ -116,11 +118,11 @@ test('pods of an unknown bootstrap are not touched: a person says whether they a
 
 test('claims a deleted cluster of the name left behind are adopted, never bootstrapped beside; removed members are not restarted', () => {
   const fresh = { desiredSize: 3, bootstrapped: false, members: undefined };
-  const retained = [{ name: 'x', removed: false }, { name: 'z', removed: true }, { name: 'y', removed: false }];
+  const retained = [retainedClaim('x'), retainedClaim('z', { removed: true }), retainedClaim('y')];
   assert.deepEqual(plan(healthy([], { ...fresh, retained })),
     { type: 'Adopt', claims: ['x', 'y', 'z'], members: ['x', 'y'], reason: 're-forming on the claims of a deleted cluster of this name: members x, y' });
   // Only removed members' data: nothing to re-form, and no second cluster under the name either.
-  assert.deepEqual(plan(healthy([], { ...fresh, retained: [{ name: 'z', removed: true }] })), {
+  assert.deepEqual(plan(healthy([], { ...fresh, retained: [retainedClaim('z', { removed: true })] })), {
     type: 'Blocked', cause: 'RetainedClaimsRemoved',
     reason: 'claims z of a deleted cluster of this name hold only removed members\' data: delete them (kubectl delete pvc z) and the cluster bootstraps anew',
   });

@@ -152,7 +152,7 @@ async function createMember(
   // a claim made anew would be empty: the member would rejoin having forgotten what it acknowledged.
   const started = state === 'existing' && (x.members === undefined || x.members.some((m) => memberName(m) === member && m.name !== ''));
   const claimMade = claimSpec && !started
-    ? await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec)))
+    ? await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec), bootstrapMembers))
       .then(() => true, (err: unknown) => { ignoreStatus(409)(err); return false; })
     : false;
   const pod = memberPod({

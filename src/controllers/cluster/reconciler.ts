@@ -25,7 +25,7 @@ import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
-import { TROUBLE_REASONS } from './pod-trouble.js';
+import { TROUBLE_REASONS, etcdNeverRan } from './pod-trouble.js';
 import { clusterState } from './views.js';
 import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
@@ -36,7 +36,7 @@ import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
 import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention } from '../../k8s/member-claim.js';
-import { ensureClaimOwnership, sortClaims } from './claims.js';
+import { claimMarks, ensureClaimOwnership, recordStarts, sortClaims } from './claims.js';
 import type { SortedClaims } from './claims.js';
 import { siblingPath } from '../../storage/locate.js';
 
@@ -121,6 +121,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const claims = sortClaims(d.claims.withLabels(clusterLabels(name), namespace), uid, cluster.status?.bootstrapped ?? false, restore === undefined);
     await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
     const pods = d.pods.ownedBy(uid);
+    await recordStarts(d.transport, address, claims.own, (member) => pods.some((p) => p.metadata?.name === member && !etcdNeverRan(p)));
     const cached = await observe(pods, nodesOf(pods, (n) => Promise.resolve(d.nodes.get(undefined, n))), claims, etcd, address, false);
     const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
     const free = freeNodes(cluster.spec, pods, d.nodes.list());
@@ -238,7 +239,7 @@ async function nodesOf(pods: V1Pod[], read: (name: string) => Promise<V1Node | u
 async function observe(pods: V1Pod[], nodes: Promise<Map<string, V1Node>>, claims: SortedClaims, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
   const liveClaims = claims.own;
   const etcdView = await observeEtcd(etcd, address, pods, linearizable);
-  const observed: Observed = { pods, nodes: await nodes, claims: liveClaims.map((c) => c.metadata?.name ?? ''), retained: claims.retained, ...etcdView };
+  const observed: Observed = { pods, nodes: await nodes, claims: liveClaims.map((c) => c.metadata?.name ?? ''), claimMarks: claimMarks(liveClaims), retained: claims.retained, ...etcdView };
   return { observed, liveClaims, etcdView };
 }
 
