@@ -382,22 +382,34 @@ function unrecordedBootstrap(s: ClusterState): Action {
 }
 
 /**
- * The claims of a deleted cluster of this name hold its data: all are adopted (a removed member's claim then
- * goes after the grace period, as it would have), and its members are recorded as the membership, to be
- * restarted on their data. With no member's data among them there is nothing to re-form, and a bootstrap
- * beside them would put a second cluster under the name: a person decides.
+ * The claims of a deleted cluster of this name hold its data. A claim whose member never ran holds nothing and
+ * is no member's: it is deleted, not adopted (a data guard would refuse it for ever). Of the rest, exactly one
+ * incarnation is adopted, the newest (incarnations of one name follow each other): two sets of members
+ * adopted together would each restart as a cluster of its own behind one Service. The others are named and
+ * left alone for a person. A removed member's claim is adopted but not restarted (it goes after the grace
+ * period, as it would have); with no member's data in the newest incarnation a person decides.
  */
 function adoption(retained: RetainedClaim[]): Action {
-  const claims = retained.map((c) => c.name).sort();
-  const members = retained.filter((c) => !c.removed).map((c) => c.name).sort();
+  const empty = retained.find((c) => c.neverRan);
+  if (empty) return { type: 'DeleteClaim', member: empty.name, reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' };
+  const newest = newestIncarnation(retained);
+  const adopted = retained.filter((c) => c.incarnation === newest);
+  const claims = adopted.map((c) => c.name).sort();
+  const members = adopted.filter((c) => !c.removed).map((c) => c.name).sort();
+  const left = retained.filter((c) => c.incarnation !== newest).map((c) => c.name).sort();
+  const leftAlone = left.length > 0 ? `; claims ${left.join(', ')} of an earlier incarnation are left alone: delete them once their data is not needed (kubectl delete pvc ${left.join(' ')})` : '';
   if (members.length === 0) {
     return {
       type: 'Blocked', cause: 'RetainedClaimsRemoved',
-      reason: `claims ${claims.join(', ')} of a deleted cluster of this name hold only removed members' data: delete them (kubectl delete pvc ${claims.join(' ')}) and the cluster bootstraps anew`,
+      reason: `claims ${claims.join(', ')} of a deleted cluster of this name hold only removed members' data: delete them (kubectl delete pvc ${claims.join(' ')}) and the cluster bootstraps anew${leftAlone}`,
     };
   }
-  return { type: 'Adopt', claims, members, reason: `re-forming on the claims of a deleted cluster of this name: members ${members.join(', ')}` };
+  return { type: 'Adopt', claims, members, reason: `re-forming on the claims of a deleted cluster of this name: members ${members.join(', ')}${leftAlone}` };
 }
+
+/** The incarnation whose claims were made last. */
+const newestIncarnation = (retained: RetainedClaim[]): string | undefined =>
+  [...retained].sort((a, b) => b.createdMs - a.createdMs || a.name.localeCompare(b.name))[0]?.incarnation;
 
 /**
  * No member answers, so etcd cannot say who its members are: the membership status recorded is the word.
@@ -724,6 +736,13 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
   'adopt only before a bootstrap, with no pod or claim of its own, and restart no removed member': (s, a) =>
     a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && s.claims.length === 0
       && a.members.every((m) => s.retained.some((c) => c.name === m && !c.removed))),
+  'adopt one incarnation, the newest, and never a claim whose member never ran': (s, a) => {
+    if (a.type !== 'Adopt') return true;
+    const adopted = s.retained.filter((c) => a.claims.includes(c.name));
+    const incarnation = adopted[0]?.incarnation;
+    return adopted.every((c) => c.incarnation === incarnation && !c.neverRan)
+      && s.retained.every((c) => c.incarnation === incarnation || c.neverRan || c.createdMs < Math.min(...adopted.map((x) => x.createdMs)));
+  },
   'never a membership change while another is in flight, other than removing the one in flight': (s, a) => {
     const inFlight = changeInFlight(s);
     if (!inFlight) return true;

@@ -133,6 +133,26 @@ test('claims a deleted cluster of the name left behind are adopted, never bootst
   assert.deepEqual(plan(adopted), { type: 'CreatePod', member: 'x', version: '3.5.17', peers: ['x', 'y'], reason: 'no member answers and its pod is gone; restarting it on its data' });
 });
 
+test('of claims a deleted cluster left, those never run on are deleted, not adopted (issue 32, finding 2a)', () => {
+  // An EtcdCluster on volumes that never ran, deleted and made again: its claims hold nothing.
+  const fresh = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained: ['p', 'q'].map((n) => retainedClaim(n, { neverRan: true })) });
+  assert.deepEqual(plan(fresh), { type: 'DeleteClaim', member: 'p', reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' });
+  assert.deepEqual(plan({ ...fresh, retained: [] }), { type: 'Bootstrap', size: 3, version: '3.5.17' }, 'once they are gone, a bootstrap');
+});
+
+test('claims of two earlier incarnations: only the newest is adopted, the other named and left alone (issue 32, finding 2b)', () => {
+  const retained = [retainedClaim('p'), retainedClaim('q'), retainedClaim('r', { incarnation: 'u2', createdMs: 2000 }), retainedClaim('s', { incarnation: 'u2', createdMs: 2001 })];
+  const s = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained });
+  assert.deepEqual(plan(s), {
+    type: 'Adopt', claims: ['r', 's'], members: ['r', 's'],
+    reason: 're-forming on the claims of a deleted cluster of this name: members r, s; claims p, q of an earlier incarnation are left alone: delete them once their data is not needed (kubectl delete pvc p q)',
+  });
+  // The newer incarnation never ran: it is deleted first, and the older one, which ran, adopted.
+  const newerEmpty = retained.map((c) => (c.incarnation === 'u2' ? { ...c, neverRan: true } : c));
+  assert.equal(plan({ ...s, retained: newerEmpty }).type, 'DeleteClaim');
+  assert.deepEqual((plan({ ...s, retained: newerEmpty.filter((c) => !c.neverRan) }) as { claims?: string[] }).claims, ['p', 'q']);
+});
+
 test('scale up adds one member, as a learner where supported', () => {
   assert.deepEqual(plan(healthy(['a', 'b', 'c'], { desiredSize: 5 })), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' });
   assert.deepEqual(plan(healthy(['a'], { desiredSize: 3, supportsLearners: false })), { type: 'AddMember', learner: false, version: '3.5.17', reason: 'scaling up to 3' });
