@@ -220,6 +220,8 @@ export type Action =
   /** `force`: deleted at once, without waiting for a kubelet that does not answer (only a pod of no listed member). */
   | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string; force?: true }
   | { type: 'DeleteClaim'; member: string; reason: string }
+  /** Marks the claim as a removed member's: never restarted (nor adopted), deleted after the grace period. */
+  | { type: 'SetClaimAside'; member: string; reason: string }
   /** Something that comes by itself within a bound (see WAITING_FOR); the reason says what. */
   | { type: 'Wait'; awaiting: WaitingFor; reason: string }
   /** Nothing the operator may safely do: a person must act, as `reason` says. Surfaced as Degraded, reason `cause`. */
@@ -330,7 +332,7 @@ export function plan(s: ClusterState): Action {
   const pods = s.pods.filter((p) => !p.terminating);
   const r = rollout(s);
   if (s.survivorRecovery) return planSurvivorRecovery(s, s.survivorRecovery, r.newMemberVersion);
-  if (s.rebuild && !s.rebuild.cleared) return clearForRebuild(s, pods);
+  if (clearingForRebuild(s)) return clearForRebuild(s, pods);
   if (!s.bootstrapped) return planBootstrap(s, pods, r.newMemberVersion);
   if (!s.members) return planWithoutMemberList(s, pods, r.newMemberVersion);
   return planMembership(s, pods, s.members, r);
@@ -343,7 +345,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     const stopping = s.pods.find((p) => p.terminating);
     if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
-    if (s.pods.length > 0 || s.claims.length > 0) return unrecordedBootstrap(s);
+    if (s.pods.length > 0 || liveClaims(s).length > 0) return unrecordedBootstrap(s);
     if (s.retained.length > 0) return adoption(s.retained);
     return { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
   }
@@ -637,10 +639,16 @@ function planCorruption(s: ClusterState, members: MemberView[], voters: MemberVi
   return { type: 'DisarmAlarms', alarms: corrupt, reason: `every member's data agrees${at}` };
 }
 
-/** Removes what is left of the lost cluster, every pod and claim, before the rebuild's bootstrap. */
+/**
+ * Removes what is left of the lost cluster before the rebuild's bootstrap: its pods are deleted, and its claims
+ * set aside like any removed member's, kept for the grace period and never restarted: a surviving minority may
+ * hold writes newer than the backup, which a person may still want.
+ */
 function clearForRebuild(s: ClusterState, pods: PodView[]): Action {
-  const left = pods[0]?.name ?? s.claims[0];
-  if (left) return { type: 'DeletePod', member: left, deleteClaim: true, reason: 'rebuilding from backup: removing what is left of the lost cluster' };
+  const pod = pods[0];
+  if (pod) return { type: 'DeletePod', member: pod.name, deleteClaim: false, reason: 'rebuilding from backup: removing what is left of the lost cluster' };
+  const claim = s.claims.find((c) => !s.claimMarks.setAside.includes(c));
+  if (claim) return { type: 'SetClaimAside', member: claim, reason: 'rebuilding from backup: the lost cluster\'s claim is kept for the grace period (it may hold writes newer than the backup), never restarted' };
   return { type: 'ClearedForRebuild' };
 }
 
@@ -712,6 +720,12 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
   return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };
 }
 
+/** A rebuild from backup under way, still removing what is left of the lost cluster. */
+const clearingForRebuild = (s: ClusterState): boolean => s.rebuild !== undefined && !s.rebuild.cleared;
+
+/** The cluster's claims not set aside: those of members, or that may become members'. */
+const liveClaims = (s: ClusterState): string[] => s.claims.filter((c) => !s.claimMarks.setAside.includes(c));
+
 /** The voters left answering without `member`, and how many a removal needs: a quorum of the rest and of the desired size. */
 function afterRemoval(s: ClusterState, member: string): { answering: number; needed: number } {
   const left = votersOf(s.members).filter((v) => v.name !== member);
@@ -729,12 +743,12 @@ const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.f
  * it (checked over generated states by the property tests).
  */
 export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean> = {
-  'never bootstrap a cluster that owns a pod or a claim, or that status says came up': (s, a) =>
-    a.type !== 'Bootstrap' || (s.pods.length === 0 && s.claims.length === 0 && !s.bootstrapped),
+  'never bootstrap a cluster that owns a pod or a claim (other than one set aside), or that status says came up': (s, a) =>
+    a.type !== 'Bootstrap' || (s.pods.length === 0 && liveClaims(s).length === 0 && !s.bootstrapped),
   'never bootstrap beside the claims of a deleted cluster of the same name': (s, a) =>
     a.type !== 'Bootstrap' || s.retained.length === 0,
-  'adopt only before a bootstrap, with no pod or claim of its own, and restart no removed member': (s, a) =>
-    a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && s.claims.length === 0
+  'adopt only before a bootstrap, with no pod or claim of its own (other than one set aside), and restart no removed member': (s, a) =>
+    a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && liveClaims(s).length === 0
       && a.members.every((m) => s.retained.some((c) => c.name === m && !c.removed))),
   'adopt one incarnation, the newest, and never a claim whose member never ran': (s, a) => {
     if (a.type !== 'Adopt') return true;
@@ -755,16 +769,22 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
   },
   'never delete the claim of a listed member': (s, a) =>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
+  'a claim that may hold data is deleted only after the grace period': (s, a) => {
+    const claim = a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim) ? a.member : undefined;
+    return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs
+      || s.claimMarks.neverRan.includes(claim) || s.retained.some((c) => c.name === claim && c.neverRan);
+  },
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
   // A rebuild first clears what is left of the lost cluster: that is no bootstrap.
   'during a bootstrap, delete only a pod whose etcd never ran, before any member started': (s, a) =>
-    a.type !== 'DeletePod' || s.bootstrapped || (s.rebuild !== undefined && !s.rebuild.cleared) || s.pods.every((p) => !p.bootstrapMembers)
+    a.type !== 'DeletePod' || s.bootstrapped || clearingForRebuild(s) || s.pods.every((p) => !p.bootstrapMembers)
       || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started)),
   'force-delete only the pod of a member etcd has removed (fenced), never one of a listed member': (s, a) =>
     a.type !== 'DeletePod' || !a.force || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
+  // A rebuild deletes the lost cluster's pods for good: no pod of their names is made again.
   'a member on a lost node is never restarted (its kubelet does not answer); it is removed first': (s, a) =>
-    !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),
+    clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),
   'never restart a member on a volume that came back empty': (s, a) =>
-    !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
+    clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
 };

@@ -385,12 +385,19 @@ test('a majority lost for good: reported and left alone without a restore policy
   assert.equal(plan({ ...allGone, claims: ['a'] }).type, 'CreatePod', 'a claim brings its member back');
 });
 
-test('a rebuild first removes every pod and claim of the lost cluster, then bootstraps afresh', () => {
+test('a rebuild first removes the lost cluster\'s pods and sets its claims aside for the grace period, then bootstraps afresh beside them (issue 32, finding 4)', () => {
   const rebuilding = healthy(['a'], { bootstrapped: false, rebuild: { cleared: false }, claims: ['a', 'z'] });
-  assert.deepEqual(plan(rebuilding), { type: 'DeletePod', member: 'a', deleteClaim: true, reason: 'rebuilding from backup: removing what is left of the lost cluster' });
-  assert.equal((plan({ ...rebuilding, pods: [] }) as { member?: string }).member, 'a', 'claims without pods go too');
-  assert.deepEqual(plan({ ...rebuilding, pods: [], claims: [] }), { type: 'ClearedForRebuild' });
-  assert.equal(plan({ ...rebuilding, pods: [], claims: [], members: undefined, rebuild: { cleared: true } }).type, 'Bootstrap');
+  assert.deepEqual(plan(rebuilding), { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'rebuilding from backup: removing what is left of the lost cluster' });
+  // The surviving minority's claims may hold writes newer than the backup: kept like any removed member's.
+  assert.deepEqual(plan({ ...rebuilding, pods: [] }), {
+    type: 'SetClaimAside', member: 'a', reason: 'rebuilding from backup: the lost cluster\'s claim is kept for the grace period (it may hold writes newer than the backup), never restarted',
+  });
+  const setAside = { ...rebuilding, pods: [], claimMarks: { neverRan: [], setAside: ['a', 'z'] } };
+  assert.deepEqual(plan(setAside), { type: 'ClearedForRebuild' });
+  assert.equal(plan({ ...setAside, members: undefined, rebuild: { cleared: true } }).type, 'Bootstrap');
+  // Once the rebuilt cluster runs, they are claims of no member, deleted after the grace period.
+  const rebuilt = healthy(['m'], { claims: ['a', 'z', 'm'], claimMarks: { neverRan: [], setAside: ['a', 'z'] }, unclaimedForMs: { a: 700_000, z: 10_000 } });
+  assert.deepEqual(plan(rebuilt), { type: 'DeleteClaim', member: 'a', reason: 'claim of no member for 600 s' });
 });
 
 test('recovery from a survivor: the furthest one, alone with --force-new-cluster, then restarted without, then the normal rules', () => {

@@ -95,6 +95,9 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'DeleteClaim':
       await deleteClaim(x, action.member);
       return 1000;
+    case 'SetClaimAside':
+      await markRemoved(x.transport, x.address, action.member, Date.now());
+      return 200;
     case 'DeletePod':
       await deleteMember(x, action.member, action.deleteClaim, action.force);
       return 1000;

@@ -13,7 +13,7 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
 }
 
 const BUSY: Action['type'][] = [
-  'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'Wait',
+  'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'SetClaimAside', 'Wait',
   'Compact', 'Defragment', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
 ];
 
