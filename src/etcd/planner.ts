@@ -339,12 +339,18 @@ export function plan(s: ClusterState): Action {
 }
 
 function planBootstrap(s: ClusterState, pods: PodView[], version: string): Action {
-  const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers;
+  // The bootstrap is recorded on its pods and on its claims, which outlive them: a bootstrap whose pods are
+  // all gone (deleted one by one to be made again from a fixed spec, evicted, deleted by a person) resumes
+  // from its claims, which the resumed pods mount, data or not.
+  const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers ?? s.claimMarks.bootstrapMembers;
   if (!initial) {
     // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     const stopping = s.pods.find((p) => p.terminating);
     if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
+    // A claim that says its member never ran holds nothing, whoever made it: it is no reason not to bootstrap.
+    const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c) && !s.members?.some((m) => m.name === c));
+    if (s.pods.length === 0 && empty) return { type: 'DeleteClaim', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' };
     if (s.pods.length > 0 || liveClaims(s).length > 0) return unrecordedBootstrap(s);
     if (s.retained.length > 0) return adoption(s.retained);
     return { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };

@@ -73,6 +73,22 @@ test('a bootstrap pod that failed for good before its etcd ran (evicted while a 
   assert.equal(type(plan({ ...s, members: [member('a')] })), 'Wait');
 });
 
+test('a bootstrap on volumes whose pods are all gone resumes from what its claims record, never waiting for ever (issue 32, finding 1)', () => {
+  // A size-1 cluster whose only pod went before its etcd ran (a fixed spec.version, an eviction, a person).
+  const single = healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, claims: ['a'], claimMarks: { neverRan: ['a'], setAside: [], bootstrapMembers: ['a'] } });
+  assert.deepEqual(plan(single), { type: 'ResumeBootstrap', initialMembers: ['a'], missing: ['a'], version: '3.5.17' });
+  // Three pods deleted one by one to be made again from a newer spec: the last deletion leaves only claims.
+  const initial = ['a', 'b', 'c'];
+  const three = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: initial, claimMarks: { neverRan: initial, setAside: [], bootstrapMembers: initial } });
+  assert.deepEqual(plan(three), { type: 'ResumeBootstrap', initialMembers: initial, missing: initial, version: '3.5.17' });
+  // A claim whose member ran holds data: it is mounted again by its resumed pod, never taken for empty.
+  assert.deepEqual(plan({ ...three, claimMarks: { neverRan: ['b', 'c'], setAside: [], bootstrapMembers: initial } }), plan(three));
+  // A claim of no recorded bootstrap whose member never ran (the operator stopped between a claim and its pod) holds nothing.
+  const stray = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'], claimMarks: { neverRan: ['x'], setAside: [] } });
+  assert.deepEqual(plan(stray), { type: 'DeleteClaim', member: 'x', reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' });
+  assert.equal(plan({ ...stray, claimMarks: { neverRan: [], setAside: [] } }).type, 'Blocked', 'one that may hold data is a person\'s to judge');
+});
+
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
   const initial = ['a', 'b', 'c'];
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('a', { bootstrapMembers: initial, ready: false })] });
