@@ -120,6 +120,8 @@ export interface RetainedClaim {
 export interface ClaimMarks {
   /** Claims whose member was never seen running on them: they hold nothing. */
   neverRan: string[];
+  /** Claims whose member was seen running on them: a member's data, under its name. */
+  started: string[];
   /** Claims set aside, whose member was removed from etcd: never restarted, deleted after the grace period. */
   setAside: string[];
   /** The initial members of the bootstrap that made claims, as the claims not set aside record it. */
@@ -260,6 +262,7 @@ export type WaitingFor = keyof typeof WAITING_FOR;
  */
 export const BLOCKED_CAUSES = {
   UnrecordedBootstrap: 'pods or claims that may hold data exist, but status records no bootstrap: record them as the members, or delete them to bootstrap anew',
+  MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
@@ -420,19 +423,37 @@ const newestIncarnation = (retained: RetainedClaim[]): string | undefined =>
   [...retained].sort((a, b) => b.createdMs - a.createdMs || a.name.localeCompare(b.name))[0]?.incarnation;
 
 /**
- * No member answers, so etcd cannot say who its members are: the membership status recorded is the word.
- * A recorded member whose pod is gone is started again on its claim, under its own identity (its data holds
- * it), so that a cluster whose every pod went at once (a power loss) re-forms on its data.
+ * No member answers, so etcd cannot say who its members are: the membership status recorded is the word, or,
+ * where status recorded none (an earlier version's status, a cluster adopted), the claims that say their
+ * member ran on them. Such a member whose pod is gone is started again on its claim, under its own identity
+ * (its data holds it), so that a cluster whose every pod went at once (a power loss) re-forms on its data.
+ * The peers named only matter to a member without data, which none of these is.
  */
 function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string): Action {
-  if (pods.length === 0 && s.claims.length === 0) return quorumLost(s, 'every member is gone with its data');
+  const claims = liveClaims(s);
+  if (pods.length === 0 && claims.length === 0) return quorumLost(s, 'every member is gone with its data');
   const stopping = s.pods.find((p) => p.terminating);
   if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
-  const restart = s.recordedMembers.find((m) => s.claims.includes(m) && !pods.some((p) => p.name === m));
+  const membership = s.recordedMembers.length > 0 ? s.recordedMembers : claims.filter((c) => s.claimMarks.started.includes(c));
+  const restart = membership.find((m) => claims.includes(m) && !pods.some((p) => p.name === m));
   if (restart) {
-    return { type: 'CreatePod', member: restart, version, peers: s.recordedMembers, reason: 'no member answers and its pod is gone; restarting it on its data' };
+    return { type: 'CreatePod', member: restart, version, peers: membership, reason: 'no member answers and its pod is gone; restarting it on its data' };
   }
+  if (s.recordedMembers.length === 0) return pods.length === 0 ? membershipUnknown(claims) : { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
+  // A recorded member keeps its data on its claim, or in a pod whose data guard did not find it gone.
+  const kept = s.recordedMembers.filter((m) => claims.includes(m) || pods.some((p) => p.name === m && !p.dataLost));
+  const lost = s.recordedMembers.length - kept.length;
+  if (kept.length < quorum(s.recordedMembers.length)) return quorumLost(s, `${lost} of ${s.recordedMembers.length} members are gone with their data; a majority is lost`);
   return { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
+}
+
+/** Claims of an earlier version say nothing of their member: whether each holds a member's data is a person's word. */
+function membershipUnknown(claims: string[]): Action {
+  return {
+    type: 'Blocked', cause: 'MembershipUnknown',
+    reason: `no member runs, status records no membership, and claims ${claims.join(', ')} (made by an earlier operator version) do not say whether a member ran on them: `
+      + `mark those that hold a member's data (kubectl annotate pvc <claim> etcd.database.coreos.com/member-started=true) and their members restart on them`,
+  };
 }
 
 function planMembership(s: ClusterState, pods: PodView[], members: MemberView[], r: Rollout): Action {

@@ -49,7 +49,7 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
   // No membership recorded at all (status of an earlier version, an adopted cluster) as often as some.
   recordedMembers: fc.oneof(fc.constant<string[]>([]), someNames),
-  neverRan: someNames, setAside: fc.oneof({ weight: 3, arbitrary: fc.constant<string[]>([]) }, { weight: 1, arbitrary: someNames }),
+  neverRan: someNames, started: someNames, setAside: fc.oneof({ weight: 3, arbitrary: fc.constant<string[]>([]) }, { weight: 1, arbitrary: someNames }),
   claimedBootstrap: fc.option(someNames.filter((b) => b.length > 0), { nil: undefined }),
   silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
   stranded: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 100_000 })),
@@ -70,7 +70,9 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   desiredSize: g.desiredSize, generation: g.generation, paused: false, bootstrapped: g.bootstrapped,
   pods, claims: g.claims, retained: g.retained, members, recordedMembers: g.recordedMembers,
   claimMarks: {
-    neverRan: g.neverRan.filter((n) => g.claims.includes(n)), setAside: g.setAside.filter((n) => g.claims.includes(n)),
+    // A claim says its member never ran, or that it did, or (an earlier version's) nothing.
+    neverRan: g.neverRan.filter((n) => g.claims.includes(n)), started: g.started.filter((n) => g.claims.includes(n) && !g.neverRan.includes(n)),
+    setAside: g.setAside.filter((n) => g.claims.includes(n)),
     ...(g.claimedBootstrap ? { bootstrapMembers: g.claimedBootstrap } : {}),
   },
   // Those that answer follow the leader, if there is one; a member that leads follows itself.

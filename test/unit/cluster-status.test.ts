@@ -15,7 +15,7 @@ const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
   pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false })),
-  claims: [], claimMarks: { neverRan: [], setAside: [] }, retained: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })), recordedMembers: ['a', 'b', 'c'],
+  claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })), recordedMembers: ['a', 'b', 'c'],
   health: [h('a', { isLeader: true }), h('b'), h('c')],
   supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
 });

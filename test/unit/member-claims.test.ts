@@ -73,7 +73,7 @@ test('what the cluster\'s own claims say: never run on, set aside, and the boots
     claim('old', { [ANNOTATION_MEMBER_REMOVED]: '2026-11-24T00:00:00Z', [ANNOTATION_INITIAL_CLUSTER]: 'old' }),
     claim('legacy', {}),
   ];
-  assert.deepEqual(claimMarks(own), { neverRan: ['a'], setAside: ['old'], bootstrapMembers: ['a', 'b'] }, 'a set-aside claim\'s bootstrap is not the one under way');
+  assert.deepEqual(claimMarks(own), { neverRan: ['a'], started: ['b'], setAside: ['old'], bootstrapMembers: ['a', 'b'] }, 'a set-aside claim\'s bootstrap is not the one under way');
   const empty = claim('p', { [ANNOTATION_CLUSTER_UID]: 'u1', [ANNOTATION_MEMBER_STARTED]: 'false' }, { creationTimestamp: made });
   assert.deepEqual(sortClaims([empty], 'u2', false, true).retained, [{ name: 'p', removed: false, incarnation: 'u1', neverRan: true, createdMs: made.getTime() }]);
 });

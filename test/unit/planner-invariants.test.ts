@@ -18,7 +18,7 @@ for (const [name, holds] of Object.entries(INVARIANTS)) {
 test('a member whose stopping pod found its volume empty is not restarted on it (the counterexample of seed 2093520639)', () => {
   const pod = (name: string): PodView => ({ name, phase: 'Pending', ready: false, terminating: true, version: '3.5.17', config: '', forced: false, dataLost: true });
   const s: ClusterState = {
-    desiredSize: 5, paused: false, bootstrapped: true, pods: [pod('b'), pod('e')], claims: ['b'], claimMarks: { neverRan: [], setAside: [] }, retained: [],
+    desiredSize: 5, paused: false, bootstrapped: true, pods: [pod('b'), pod('e')], claims: ['b'], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: [{ id: 'id-b', name: 'b', isLearner: false, started: true }], recordedMembers: [],
     health: [{ name: 'b', isLeader: false, leaderId: '', dbSizeInUse: 0, raftIndex: 0, revision: 1, dbSize: 0 }],
     supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: { b: 108_000 }, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100,

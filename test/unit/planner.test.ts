@@ -13,7 +13,7 @@ const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({
 function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
   return {
     desiredSize: names.length, paused: false, bootstrapped: true,
-    pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], setAside: [] }, retained: [],
+    pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
     supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
@@ -75,18 +75,18 @@ test('a bootstrap pod that failed for good before its etcd ran (evicted while a 
 
 test('a bootstrap on volumes whose pods are all gone resumes from what its claims record, never waiting for ever (issue 32, finding 1)', () => {
   // A size-1 cluster whose only pod went before its etcd ran (a fixed spec.version, an eviction, a person).
-  const single = healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, claims: ['a'], claimMarks: { neverRan: ['a'], setAside: [], bootstrapMembers: ['a'] } });
+  const single = healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, claims: ['a'], claimMarks: { neverRan: ['a'], started: [], setAside: [], bootstrapMembers: ['a'] } });
   assert.deepEqual(plan(single), { type: 'ResumeBootstrap', initialMembers: ['a'], missing: ['a'], version: '3.5.17' });
   // Three pods deleted one by one to be made again from a newer spec: the last deletion leaves only claims.
   const initial = ['a', 'b', 'c'];
-  const three = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: initial, claimMarks: { neverRan: initial, setAside: [], bootstrapMembers: initial } });
+  const three = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: initial, claimMarks: { neverRan: initial, started: [], setAside: [], bootstrapMembers: initial } });
   assert.deepEqual(plan(three), { type: 'ResumeBootstrap', initialMembers: initial, missing: initial, version: '3.5.17' });
   // A claim whose member ran holds data: it is mounted again by its resumed pod, never taken for empty.
-  assert.deepEqual(plan({ ...three, claimMarks: { neverRan: ['b', 'c'], setAside: [], bootstrapMembers: initial } }), plan(three));
+  assert.deepEqual(plan({ ...three, claimMarks: { neverRan: ['b', 'c'], started: ['a'], setAside: [], bootstrapMembers: initial } }), plan(three));
   // A claim of no recorded bootstrap whose member never ran (the operator stopped between a claim and its pod) holds nothing.
-  const stray = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'], claimMarks: { neverRan: ['x'], setAside: [] } });
+  const stray = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'], claimMarks: { neverRan: ['x'], started: [], setAside: [] } });
   assert.deepEqual(plan(stray), { type: 'DeleteClaim', member: 'x', reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' });
-  assert.equal(plan({ ...stray, claimMarks: { neverRan: [], setAside: [] } }).type, 'Blocked', 'one that may hold data is a person\'s to judge');
+  assert.equal(plan({ ...stray, claimMarks: { neverRan: [], started: [], setAside: [] } }).type, 'Blocked', 'one that may hold data is a person\'s to judge');
 });
 
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
@@ -123,7 +123,22 @@ test('no member answers and the pods are gone: the recorded members restart on t
   assert.deepEqual(plan(s), { type: 'CreatePod', member: 'a', version: '3.5.17', peers: ['a', 'b', 'c'], reason: 'no member answers and its pod is gone; restarting it on its data' });
   assert.equal((plan({ ...s, pods: [pod('a', { ready: false })] }) as { member?: string }).member, 'b', 'the next one, while the first is starting');
   assert.equal(type(plan({ ...s, pods: [pod('a', { terminating: true })] })), 'Wait', 'never beside a pod of the same name still stopping');
-  assert.equal(type(plan({ ...s, claims: ['x'] })), 'Wait', 'a claim of a member not in the recorded membership is not started');
+  assert.deepEqual(plan({ ...s, claims: ['x'] }), { type: 'QuorumLost', reason: '3 of 3 members are gone with their data; a majority is lost' },
+    'a claim of a member not in the recorded membership is not started, and the members are gone');
+});
+
+test('all pods gone, claims intact, no membership recorded: the claims that say their member ran restart it; others are a person\'s word (issue 32, finding 9)', () => {
+  // An operator upgraded from a version whose status had no membership, or an adopted cluster, after a power loss.
+  const s = healthy(['a', 'b', 'c'], { pods: [], health: [], members: undefined, recordedMembers: [], claims: ['a', 'b', 'c'], claimMarks: { neverRan: [], started: ['a', 'b', 'c'], setAside: [] } });
+  assert.deepEqual(plan(s), { type: 'CreatePod', member: 'a', version: '3.5.17', peers: ['a', 'b', 'c'], reason: 'no member answers and its pod is gone; restarting it on its data' });
+  assert.equal((plan({ ...s, pods: [pod('a', { ready: false })] }) as { member?: string }).member, 'b');
+  // Not a claim that never ran, nor one set aside (a removed member's).
+  const some = { ...s, claimMarks: { neverRan: ['c'], started: ['a', 'b'], setAside: ['b'] } };
+  assert.deepEqual(plan({ ...some, pods: [pod('a', { ready: false })] }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' });
+  // Claims of an earlier version say nothing: which held a member is for a person to say.
+  const unmarked = plan({ ...s, claimMarks: { neverRan: [], started: [], setAside: [] } });
+  assert.equal((unmarked as { cause?: string }).cause, 'MembershipUnknown');
+  assert.match((unmarked as { reason: string }).reason, /kubectl annotate pvc <claim> etcd\.database\.coreos\.com\/member-started=true/);
 });
 
 test('pods of an unknown bootstrap are not touched: a person says whether they are members', () => {
@@ -408,11 +423,11 @@ test('a rebuild first removes the lost cluster\'s pods and sets its claims aside
   assert.deepEqual(plan({ ...rebuilding, pods: [] }), {
     type: 'SetClaimAside', member: 'a', reason: 'rebuilding from backup: the lost cluster\'s claim is kept for the grace period (it may hold writes newer than the backup), never restarted',
   });
-  const setAside = { ...rebuilding, pods: [], claimMarks: { neverRan: [], setAside: ['a', 'z'] } };
+  const setAside = { ...rebuilding, pods: [], claimMarks: { neverRan: [], started: [], setAside: ['a', 'z'] } };
   assert.deepEqual(plan(setAside), { type: 'ClearedForRebuild' });
   assert.equal(plan({ ...setAside, members: undefined, rebuild: { cleared: true } }).type, 'Bootstrap');
   // Once the rebuilt cluster runs, they are claims of no member, deleted after the grace period.
-  const rebuilt = healthy(['m'], { claims: ['a', 'z', 'm'], claimMarks: { neverRan: [], setAside: ['a', 'z'] }, unclaimedForMs: { a: 700_000, z: 10_000 } });
+  const rebuilt = healthy(['m'], { claims: ['a', 'z', 'm'], claimMarks: { neverRan: [], started: [], setAside: ['a', 'z'] }, unclaimedForMs: { a: 700_000, z: 10_000 } });
   assert.deepEqual(plan(rebuilt), { type: 'DeleteClaim', member: 'a', reason: 'claim of no member for 600 s' });
 });
 

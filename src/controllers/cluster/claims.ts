@@ -46,7 +46,10 @@ export function claimMarks(own: V1PersistentVolumeClaim[]): ClaimMarks {
   const named = (cs: V1PersistentVolumeClaim[]): string[] => cs.map((c) => c.metadata?.name ?? '').sort();
   const setAside = own.filter(removedMember);
   const bootstrapMembers = own.filter((c) => !removedMember(c)).map(claimBootstrap).find((b) => b !== undefined);
-  return { neverRan: named(own.filter((c) => memberStarted(c) === false)), setAside: named(setAside), ...(bootstrapMembers ? { bootstrapMembers } : {}) };
+  return {
+    neverRan: named(own.filter((c) => memberStarted(c) === false)), started: named(own.filter((c) => memberStarted(c) === true)),
+    setAside: named(setAside), ...(bootstrapMembers ? { bootstrapMembers } : {}),
+  };
 }
 
 /**
