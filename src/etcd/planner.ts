@@ -36,6 +36,8 @@
  * 8. Spread again members that share a node when a node with none is free: add one first, then the scale-down
  *    removes one of those sharing. Then defragment, when configured, a member whose database is mostly
  *    unused; followers before the leader.
+ * Liveness: a Wait is only for what comes by itself within a bound (WAITING_FOR); where no rule can act and
+ * nothing will come, the plan is Blocked with a cause from BLOCKED_CAUSES saying what a person must do.
  */
 
 import { FORCE_NEW_CLUSTER_FIXED, forceNewClusterKeepsData, highestVersion, upgradeVerdict } from './versions.js';
@@ -262,6 +264,9 @@ export type WaitingFor = keyof typeof WAITING_FOR;
  */
 export const BLOCKED_CAUSES = {
   UnrecordedBootstrap: 'pods or claims that may hold data exist, but status records no bootstrap: record them as the members, or delete them to bootstrap anew',
+  NodeLost: 'no member answers and the pods that might are on lost nodes: bring the nodes back, or delete those gone for good',
+  TooFewAnswering: 'a repair would leave fewer answering voters than a quorum needs, and the silent ones will not answer by themselves: bring them back, or lower spec.size',
+  BootstrapStalled: 'bootstrap members cannot start by themselves: delete the cluster\'s pods and claims to bootstrap anew, or restore from a backup',
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
 } as const;
@@ -350,6 +355,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     const stopping = s.pods.find((p) => p.terminating);
+    if (stopping?.nodeLost) return nodeLost(s);
     if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
     // A claim that says its member never ran holds nothing, whoever made it: it is no reason not to bootstrap.
     const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c) && !s.members?.some((m) => m.name === c));
@@ -374,6 +380,12 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
+  // A pod that failed after its etcd ran holds data: on a claim it is restarted there; otherwise, or when its
+  // data or node is lost, the bootstrap cannot finish by itself.
+  const ranFailed = pods.find((p) => initial.includes(p.name) && p.phase === 'Failed' && !p.neverRan && liveClaims(s).includes(p.name) && !p.nodeLost && !p.dataLost);
+  if (ranFailed) return { type: 'DeletePod', member: ranFailed.name, deleteClaim: false, reason: 'its pod failed after its etcd ran; restarting it on its data' };
+  const waitingOn = initial.filter((m) => !started.includes(m));
+  if (!s.pods.some((p) => waitingOn.includes(p.name) && mayRun(p))) return bootstrapStalled(s, waitingOn);
   return { type: 'Wait', awaiting: 'MembersStarting', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
 }
 
@@ -389,6 +401,17 @@ function unrecordedBootstrap(s: ClusterState): Action {
     reason: `pods or claims ${names.join(', ')} of this cluster were made by no bootstrap its status records: if they hold data to keep, record them as its members `
       + `(kubectl patch etcdcluster <name> --subresource=status --type=merge -p '{"status":{"bootstrapped":true,"membership":[${names.map((n) => `"${n}"`).join(',')}]}}'); `
       + `if not, delete them (kubectl delete pod,pvc ${names.join(' ')}) and the cluster bootstraps anew`,
+  };
+}
+
+/** Bootstrap members whose pods cannot run by themselves (failed after their etcd ran without a claim, data or node lost). */
+function bootstrapStalled(s: ClusterState, members: string[]): Action {
+  const pods = s.pods.filter((p) => members.includes(p.name));
+  const why = pods.map((p) => `${p.name}: ${p.terminating ? 'stopping' : ''}${p.nodeLost ? ` on lost node ${p.node ?? ''}` : p.dataLost ? ' its data is gone' : p.phase === 'Failed' ? ' failed after its etcd ran' : ''}`.trim());
+  return {
+    type: 'Blocked', cause: 'BootstrapStalled',
+    reason: `the bootstrap cannot finish by itself (${why.join('; ')}); members that started may have acknowledged writes: if none is needed, delete the cluster's pods and claims `
+      + `(kubectl delete pod,pvc ${pods.map((p) => p.name).join(' ')}) and it bootstraps anew; otherwise restore it from a backup`,
   };
 }
 
@@ -431,20 +454,41 @@ const newestIncarnation = (retained: RetainedClaim[]): string | undefined =>
  */
 function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string): Action {
   const claims = liveClaims(s);
-  if (pods.length === 0 && claims.length === 0) return quorumLost(s, 'every member is gone with its data');
-  const stopping = s.pods.find((p) => p.terminating);
+  if (pods.length === 0 && claims.length === 0 && !s.pods.some((p) => p.nodeLost)) return quorumLost(s, 'every member is gone with its data');
+  const stopping = s.pods.find((p) => p.terminating && !p.nodeLost);
   if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
   const membership = s.recordedMembers.length > 0 ? s.recordedMembers : claims.filter((c) => s.claimMarks.started.includes(c));
-  const restart = membership.find((m) => claims.includes(m) && !pods.some((p) => p.name === m));
+  // Never beside a pod of its name, even one stopping on a lost node (it may still run behind the cut).
+  const restart = membership.find((m) => claims.includes(m) && !s.pods.some((p) => p.name === m));
   if (restart) {
     return { type: 'CreatePod', member: restart, version, peers: membership, reason: 'no member answers and its pod is gone; restarting it on its data' };
   }
-  if (s.recordedMembers.length === 0) return pods.length === 0 ? membershipUnknown(claims) : { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
-  // A recorded member keeps its data on its claim, or in a pod whose data guard did not find it gone.
-  const kept = s.recordedMembers.filter((m) => claims.includes(m) || pods.some((p) => p.name === m && !p.dataLost));
-  const lost = s.recordedMembers.length - kept.length;
-  if (kept.length < quorum(s.recordedMembers.length)) return quorumLost(s, `${lost} of ${s.recordedMembers.length} members are gone with their data; a majority is lost`);
+  // A failed pod never runs again (evicted, refused by its kubelet); its member's data is on its claim.
+  const failed = pods.find((p) => p.phase === 'Failed' && membership.includes(p.name) && claims.includes(p.name) && !p.nodeLost && !p.dataLost);
+  if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'no member answers and its pod failed; restarting it on its data' };
+  if (s.recordedMembers.length === 0 && !pods.some(mayRun)) return s.pods.some((p) => p.nodeLost) ? nodeLost(s) : membershipUnknown(claims);
+  if (s.recordedMembers.length > 0) {
+    // A recorded member keeps its data on its claim, or in a pod that may still run whose data guard did not find it gone.
+    const kept = s.recordedMembers.filter((m) => claims.includes(m) || s.pods.some((p) => p.name === m && !p.dataLost && p.phase !== 'Failed'));
+    const lost = s.recordedMembers.length - kept.length;
+    if (kept.length < quorum(s.recordedMembers.length)) return quorumLost(s, `${lost} of ${s.recordedMembers.length} members are gone with their data; a majority is lost`);
+  }
+  if (!pods.some(mayRun)) return nodeLost(s);
   return { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
+}
+
+/** A pod that may still run etcd by itself: not stopping, not failed for good, its data not lost, its node not lost. */
+const mayRun = (p: PodView): boolean => !p.terminating && p.phase !== 'Failed' && !p.dataLost && !p.nodeLost;
+
+/** No member answers, and the pods that might are on lost nodes: only their nodes' return, or a person, moves on. */
+function nodeLost(s: ClusterState): Action {
+  const stranded = s.pods.filter((p) => p.nodeLost);
+  const nodes = [...new Set(stranded.map((p) => p.node ?? '?'))].sort();
+  return {
+    type: 'Blocked', cause: 'NodeLost',
+    reason: `no member answers and pods ${stranded.map((p) => p.name).join(', ')} are on lost nodes ${nodes.join(', ')}: their members resume when the nodes return; `
+      + `if a node is gone for good, delete it (kubectl delete node <node>) and its pods go, their members restarting on their claims where those can be reached`,
+  };
 }
 
 /** Claims of an earlier version say nothing of their member: whether each holds a member's data is a person's word. */
@@ -469,7 +513,9 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const inFlight = changeInFlight(s);
   // A stopping pod counts too: the member it leaves behind must not come back on that volume either.
   const emptied = members.find((m) => s.pods.some((p) => p.name === m.name && p.dataLost) && (!inFlight || inFlight.name === m.name));
-  if (emptied) return removal(s, emptied, 'its volume came back empty: it must not rejoin under its old ID; replacing it', voters, leader);
+  // Until it can be removed, the rules below may still bring back others (a member restarted on its claim).
+  const removeEmptied = emptied ? removal(s, emptied, 'its volume came back empty: it must not rejoin under its old ID; replacing it', voters, leader) : undefined;
+  if (removeEmptied && removeEmptied.type !== 'Wait') return removeEmptied;
   const learner = members.find((m) => m.isLearner);
   if (learner) {
     if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, version, reason: 'learner added; starting its pod' };
@@ -479,14 +525,20 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     }
     // One that answers is catching up, however long that takes; one that stays silent would hold every
     // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
-    if ((s.silentForMs[learner.name] ?? 0) > s.replaceAfterMs) return removal(s, learner, 'learner never answered; removing it', voters, leader);
+    if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) return removal(s, learner, 'learner never answered; removing it', voters, leader);
     return { type: 'Wait', awaiting: 'CatchingUp', reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);
   if (unstarted) {
     if (!podOf(unstarted.name)) return { type: 'CreatePod', member: unstarted.name, version, reason: 'member added; starting its pod' };
     // Until it starts no other change is made; one that never starts is removed again (finding 7).
-    if ((s.silentForMs[unstarted.name] ?? 0) > s.replaceAfterMs) return removal(s, unstarted, 'member added but never started; removing it', voters, leader);
+    if (!answers(s.health, unstarted.name) && silentTooLong(s, unstarted.name)) {
+      // A removal that must wait for members to answer lets a member whose pod is gone rejoin on its volume
+      // meanwhile (no membership change): that is how they come to answer.
+      const removing = removal(s, unstarted, 'member added but never started; removing it', voters, leader);
+      const rejoining = voters.find((v) => !podOf(v.name) && s.claims.includes(v.name) && !s.pods.some((p) => p.name === v.name));
+      return removing.type === 'Wait' && rejoining ? { type: 'CreatePod', member: rejoining.name, version, reason: 'pod gone; rejoining with its data' } : removing;
+    }
     return { type: 'Wait', awaiting: 'MembersStarting', reason: `member ${unstarted.name} starting` };
   }
 
@@ -511,7 +563,24 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (voters.length - lostForGood < quorum(voters.length)) {
       return quorumLost(s, `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost`);
     }
-    return { type: 'Wait', awaiting: 'MembersAnswering', reason: `quorum lost: ${answeringVoters} of ${voters.length} members answer; waiting for members to come back` };
+    // A restart on its volume needs no quorum: a member silent past the threshold (or whose pod failed) gets one.
+    const restartable = (m: MemberView): boolean => {
+      const p = podOf(m.name);
+      return p !== undefined && !p.nodeLost && !p.dataLost && (p.phase === 'Failed' || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs);
+    };
+    const stalled = voters.find((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && restartable(m));
+    if (stalled) return { type: 'DeletePod', member: stalled.name, deleteClaim: false, reason: 'quorum lost and it answered nothing past the threshold; restarting it on its data' };
+    const why = `quorum lost: ${answeringVoters} of ${voters.length} members answer`;
+    if (voters.some((v) => !answers(s.health, v.name) && mayAnswerSoon(s, v.name))) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${why}; waiting for members to come back` };
+    // Once they are gone, the lost majority is judged again (a rebuild, say).
+    const leaving = s.pods.find((p) => p.terminating && !p.nodeLost);
+    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', reason: `${why}; waiting for pod ${leaving.name} to stop` };
+    const silent = voters.filter((v) => !answers(s.health, v.name)).map((v) => v.name);
+    if (silent.every((n) => s.pods.some((p) => p.name === n && p.nodeLost))) return nodeLost(s);
+    return {
+      type: 'Blocked', cause: 'TooFewAnswering',
+      reason: `${why}, and ${silent.join(', ')} will not answer by themselves (failed, silent past the threshold, data or node lost): bring them back, or set spec.restorePolicy to recover`,
+    };
   }
   const gone = podless[0];
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
@@ -548,6 +617,13 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (stopped) return { type: 'Wait', awaiting: 'PodStopping', reason: `the pod of member ${stopped.name} is stopping` };
   // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer.
   const unready = pods.find((p) => !p.ready || p.nodeLost);
+  // One that answers on a lost node (its kubelet cut off from the API server) stays so until the node returns.
+  if (unready?.nodeLost && answers(s.health, unready.name)) {
+    return {
+      type: 'Blocked', cause: 'NodeLost',
+      reason: `member ${unready.name} answers but its node ${unready.node ?? ''} is lost (NotReady): no member is added, removed or rolled until the node reports again; bring it back, or drain it (kubectl drain ${unready.node ?? '<node>'}) to move the member`,
+    };
+  }
   if (unready) return { type: 'Wait', awaiting: 'MemberReady', reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
@@ -597,7 +673,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 function quorumLost(s: ClusterState, reason: string): Action {
   // The furthest member may be one that is slow to answer: "auto" hears every member with a volume first,
   // or gives it up once it has answered nothing for the replacement threshold (finding 8).
-  const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && (s.silentForMs[m.name] ?? 0) <= s.replaceAfterMs) : [];
+  const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && !silentTooLong(s, m.name)) : [];
   if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
   // The survivor is restarted alone on the version new members get: one whose --force-new-cluster can drop
@@ -737,8 +813,14 @@ function planDefragmentation(s: ClusterState, voters: MemberView[]): Action | un
  */
 function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
   const { answering, needed } = afterRemoval(s, m.name);
-  if (answering < needed) {
-    return { type: 'Wait', awaiting: 'MembersAnswering', reason: `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed` };
+  // A learner casts no vote: removing it leaves the voters as they are.
+  if (answering < needed && !m.isLearner) {
+    const why = `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed`;
+    const coming = votersOf(s.members).some((v) => v.name !== m.name && !answers(s.health, v.name) && mayAnswerSoon(s, v.name));
+    if (coming) return { type: 'Wait', awaiting: 'MembersAnswering', reason: why };
+    const left = votersOf(s.members).length - 1;
+    const smaller = answering >= quorum(left) ? `, or lower spec.size to at most ${2 * answering - 1} to repair it with the members that answer` : '';
+    return { type: 'Blocked', cause: 'TooFewAnswering', reason: `${why} (${reason}), and the members that do not answer will not by themselves: bring them back${smaller}` };
   }
   if (leader?.name === m.name) {
     const successor = voters.find((v) => v.name !== m.name && answers(s.health, v.name));
@@ -752,6 +834,17 @@ const clearingForRebuild = (s: ClusterState): boolean => s.rebuild !== undefined
 
 /** The cluster's claims not set aside: those of members, or that may become members'. */
 const liveClaims = (s: ClusterState): string[] => s.claims.filter((c) => !s.claimMarks.setAside.includes(c));
+
+/** A member that does not answer yet may by itself: its pod may run and has not been silent past the threshold, or it is restarted on its claim. */
+const mayAnswerSoon = (s: ClusterState, name: string): boolean =>
+  s.pods.some((p) => p.name === name && mayRun(p) && (s.silentForMs[name] ?? 0) <= s.replaceAfterMs)
+  // A node back within the node-loss threshold (a reboot) brings its member back in place.
+  || s.pods.some((p) => p.name === name && p.nodeLost && !p.terminating && (s.strandedForMs[name] ?? 0) <= s.replaceOnNodeLossAfterMs)
+  || (s.claims.includes(name) && !s.pods.some((p) => p.name === name));
+
+/** Silent past its threshold: the member's own, or, with its pod on a lost node, the node-loss one. */
+const silentTooLong = (s: ClusterState, name: string): boolean =>
+  (s.silentForMs[name] ?? 0) > s.replaceAfterMs || (s.strandedForMs[name] ?? 0) > s.replaceOnNodeLossAfterMs;
 
 /** The voters left answering without `member`, and how many a removal needs: a quorum of the rest and of the desired size. */
 function afterRemoval(s: ClusterState, member: string): { answering: number; needed: number } {
@@ -789,8 +882,8 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     if (!inFlight) return true;
     return a.type !== 'AddMember' && (a.type !== 'RemoveMember' || a.member === inFlight.name);
   },
-  'a removal leaves answering voters for a quorum of the rest and of the desired size': (s, a) => {
-    if (a.type !== 'RemoveMember') return true;
+  'a removal of a voter leaves answering voters for a quorum of the rest and of the desired size': (s, a) => {
+    if (a.type !== 'RemoveMember' || s.members?.some((m) => m.name === a.member && m.isLearner)) return true;
     const { answering, needed } = afterRemoval(s, a.member);
     return answering >= needed;
   },
@@ -804,9 +897,11 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
   // A rebuild first clears what is left of the lost cluster: that is no bootstrap.
-  'during a bootstrap, delete only a pod whose etcd never ran, before any member started': (s, a) =>
+  'during a bootstrap, delete only a pod whose etcd never ran, before any member started, or a failed one whose data is on its claim': (s, a) =>
     a.type !== 'DeletePod' || s.bootstrapped || clearingForRebuild(s) || s.pods.every((p) => !p.bootstrapMembers)
-      || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started)),
+      || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started))
+      // A failed pod whose data is on its claim is restarted on it.
+      || (!a.deleteClaim && s.claims.includes(a.member) && s.pods.some((p) => p.name === a.member && p.phase === 'Failed')),
   'force-delete only the pod of a member etcd has removed (fenced), never one of a listed member': (s, a) =>
     a.type !== 'DeletePod' || !a.force || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
   // A rebuild deletes the lost cluster's pods for good: no pod of their names is made again.

@@ -522,13 +522,15 @@ test('node loss: a member silent on a lost node past the threshold is removed fi
   const replaced = plan(healthy(['a', 'b', 'c'], { ...lost, replaceAfterMs: 10_000, silentForMs: { c: 12_000 }, strandedForMs: { c: 1_000 } }));
   assert.deepEqual([replaced.type, (replaced as { reason?: string }).reason], ['RemoveMember', 'answered nothing for 12 s; replacing it']);
   // One that answers (its kubelet lost the API server, etcd did not) stays.
-  assert.equal(plan(healthy(['a', 'b', 'c'], { pods: lost.pods, strandedForMs: { c: 31_000 } })).type, 'Wait');
+  const answering = plan(healthy(['a', 'b', 'c'], { pods: lost.pods, strandedForMs: { c: 31_000 } }));
+  assert.deepEqual([answering.type, (answering as { cause?: string }).cause], ['Blocked', 'NodeLost'], 'nothing else moves until its node reports again: a person is told');
 });
 
 test('node loss: never below a quorum of the desired size; one at a time', () => {
   const pods = [pod('a'), pod('b', { nodeLost: true }), pod('c', { nodeLost: true })];
   const s = healthy(['a', 'b', 'c'], { pods, health: [health('a', { isLeader: true })], strandedForMs: { b: 40_000, c: 40_000 } });
-  assert.equal(plan(s).type, 'Wait', 'two of three lost: a quorum is lost, nothing is removed');
+  assert.equal((plan(s) as { cause?: string }).cause, 'NodeLost', 'two of three lost: a quorum is lost, nothing is removed, a person is told');
+  assert.equal(plan({ ...s, strandedForMs: { b: 10_000, c: 10_000 } }).type, 'Wait', 'before the threshold, a reboot may bring them back');
   const five = healthy(['a', 'b', 'c', 'd', 'e'], {
     pods: ['a', 'b', 'c', 'd', 'e'].map((n) => pod(n, n === 'd' || n === 'e' ? { nodeLost: true } : {})),
     health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })), strandedForMs: { d: 40_000, e: 40_000 },
@@ -570,4 +572,32 @@ test('spreading: members sharing a node while a node is free get one more member
   assert.equal(plan(healthy(['a', 'b', 'c'], { pods: pods.map((p) => ({ ...p, ready: p.name !== 'a' })), spreadTo: ['n3'] })).type, 'Wait');
   const moved = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, pods: [...pods, pod('d', { node: 'n3' })] });
   assert.deepEqual(plan(moved), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' }, 'one of those sharing n2 goes, not a (alone, leading) nor d');
+});
+
+test('found by the liveness property: what used to wait for ever now acts or says what a person must do (issue 32)', () => {
+  // Quorum lost, a member on a volume silent past the threshold: restarted on its data, no quorum needed.
+  const lost = healthy(['a', 'b', 'c'], { claims: ['b'], pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })], health: [health('a', { isLeader: true })], silentForMs: { b: 90_000, c: 90_000 } });
+  assert.deepEqual(plan(lost), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'quorum lost and it answered nothing past the threshold; restarting it on its data' });
+  // Without a volume nothing brings them back: a person is told, nothing is removed.
+  assert.equal((plan({ ...lost, claims: [] }) as { cause?: string }).cause, 'TooFewAnswering');
+  // A repair the desired size forbids, with nothing to come back by itself: a person may lower spec.size.
+  const short = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b')], health: [health('a', { isLeader: true }), health('b')] });
+  const blocked = plan(short);
+  assert.equal((blocked as { cause?: string }).cause, 'TooFewAnswering');
+  assert.match((blocked as { reason: string }).reason, /lower spec\.size to at most 3/);
+  // A learner casts no vote: its removal needs no quorum of answering voters.
+  const learner = healthy(['a', 'b', 'c', 'd'], { desiredSize: 4, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
+    health: [health('a', { isLeader: true })], silentForMs: { d: 120_000 } });
+  assert.equal(plan(learner).type, 'RemoveMember');
+  // A bootstrap pod on a lost node, or whose data is gone, cannot finish the bootstrap: a person decides.
+  const initial = ['a', 'b'];
+  const stalled = healthy([], { desiredSize: 2, bootstrapped: false, members: [member('a'), member('b', { started: false })],
+    pods: [pod('a', { bootstrapMembers: initial }), pod('b', { bootstrapMembers: initial, nodeLost: true, ready: false })] });
+  assert.equal((plan(stalled) as { cause?: string }).cause, 'BootstrapStalled');
+  // One that failed after its etcd ran is restarted on its claim instead.
+  const failed = { ...stalled, claims: initial, pods: [pod('a', { bootstrapMembers: initial }), pod('b', { bootstrapMembers: initial, phase: 'Failed', ready: false })] };
+  assert.deepEqual(plan(failed), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'its pod failed after its etcd ran; restarting it on its data' });
+  // No member answers and the only pods are on lost nodes: a person is told.
+  const cut = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { nodeLost: true, node: 'n1', ready: false })] });
+  assert.equal((plan(cut) as { cause?: string }).cause, 'NodeLost');
 });
