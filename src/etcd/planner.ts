@@ -252,7 +252,8 @@ export const WAITING_FOR = {
   MembersStarting: 'pods made for members run etcd (a listed one silent past replaceAfterMs is removed; what keeps a pod from running is reported as Degraded)',
   MembersAnswering: 'members whose pods run on live nodes answer; past replaceAfterMs the rules for silent members act',
   MemberReady: 'a member that answers passes its readiness probe within the probe period',
-  CatchingUp: 'a member that answers replicates the leader\'s log; a learner still behind after learnerCatchUpMs is removed',
+  // No deadline yet: a learner that answers but never catches up holds every other change.
+  CatchingUp: 'a member that answers replicates the leader\'s log',
   LeaderElection: 'a quorum that answers elects a leader within etcd\'s election timeout',
 } as const;
 export type WaitingFor = keyof typeof WAITING_FOR;
@@ -264,7 +265,7 @@ export type WaitingFor = keyof typeof WAITING_FOR;
  */
 export const BLOCKED_CAUSES = {
   UnrecordedBootstrap: 'pods or claims that may hold data exist, but status records no bootstrap: record them as the members, or delete them to bootstrap anew',
-  NodeLost: 'no member answers and the pods that might are on lost nodes: bring the nodes back, or delete those gone for good',
+  NodeLost: 'the members that could answer are on lost nodes, or one answers there and holds every change back: bring the nodes back, or delete (drain) those gone for good',
   TooFewAnswering: 'a repair would leave fewer answering voters than a quorum needs, and the silent ones will not answer by themselves: bring them back, or lower spec.size',
   BootstrapStalled: 'bootstrap members cannot start by themselves: delete the cluster\'s pods and claims to bootstrap anew, or restore from a backup',
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
