@@ -20,7 +20,7 @@
  *    decides); a member silent on a lost (NotReady) node past its threshold is removed (the fence), its pod
  *    then deleted without waiting for the node, and it is replaced on a live node, volume or not; a member
  *    whose pod failed or that answered nothing past the threshold is restarted on its volume or, without
- *    one, replaced. Removal needs healthy voters for a quorum of the rest and of the desired size; the
+ *    one, replaced. Removal needs answering voters for a quorum of the rest and of the desired size; the
  *    leader hands leadership over first. A removed member's claim is kept for a grace period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
@@ -36,6 +36,8 @@
  * 8. Spread again members that share a node when a node with none is free: add one first, then the scale-down
  *    removes one of those sharing. Then defragment, when configured, a member whose database is mostly
  *    unused; followers before the leader.
+ * Liveness: a Wait is only for what comes by itself within a bound (WAITING_FOR); where no rule can act and
+ * nothing will come, the plan is Blocked with a cause from BLOCKED_CAUSES saying what a person must do.
  */
 
 import { FORCE_NEW_CLUSTER_FIXED, forceNewClusterKeepsData, highestVersion, upgradeVerdict } from './versions.js';
@@ -84,7 +86,10 @@ export interface PodView {
 export interface MemberHealth {
   name: string;
   raftIndex: number;
+  /** It says it leads: its leader is itself. */
   isLeader: boolean;
+  /** The member ID it follows as its leader, '' while it knows none (an election, or cut off from its peers). */
+  leaderId: string;
   revision: number;
   dbSize: number;
   dbSizeInUse: number;
@@ -105,6 +110,24 @@ export interface RetainedClaim {
   name: string;
   /** Its member had been removed from etcd's member list: its data is not a member's to restart. */
   removed: boolean;
+  /** The UID of the EtcdCluster whose member's data it holds ('' when unknown): one incarnation of the name. */
+  incarnation: string;
+  /** The claim says its member never ran on it: it holds nothing. (Claims of earlier versions say nothing.) */
+  neverRan: boolean;
+  /** When the API server made it (ms since the epoch): incarnations of one name follow each other in time. */
+  createdMs: number;
+}
+
+/** What the cluster's own claims say of themselves. Claims made before these marks existed say nothing, and may hold data. */
+export interface ClaimMarks {
+  /** Claims whose member was never seen running on them: they hold nothing. */
+  neverRan: string[];
+  /** Claims whose member was seen running on them: a member's data, under its name. */
+  started: string[];
+  /** Claims set aside, whose member was removed from etcd: never restarted, deleted after the grace period. */
+  setAside: string[];
+  /** The initial members of the bootstrap that made claims, as the claims not set aside record it. */
+  bootstrapMembers?: string[];
 }
 
 export interface ClusterState {
@@ -117,6 +140,7 @@ export interface ClusterState {
   pods: PodView[];
   /** Members that have a data volume claim. */
   claims: string[];
+  claimMarks: ClaimMarks;
   /** A bootstrap starts one member (a restore from a backup's claim, which one node at a time may mount); the rest join it. */
   singleFounder?: true;
   /** Claims left by a deleted EtcdCluster of this name, to adopt (never offered to a restore or a rebuild). */
@@ -200,7 +224,12 @@ export type Action =
   /** `force`: deleted at once, without waiting for a kubelet that does not answer (only a pod of no listed member). */
   | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string; force?: true }
   | { type: 'DeleteClaim'; member: string; reason: string }
-  | { type: 'Wait'; reason: string }
+  /** Marks the claim as a removed member's: never restarted (nor adopted), deleted after the grace period. */
+  | { type: 'SetClaimAside'; member: string; reason: string }
+  /** Something that comes by itself within a bound (see WAITING_FOR); the reason says what. */
+  | { type: 'Wait'; awaiting: WaitingFor; reason: string }
+  /** Nothing the operator may safely do: a person must act, as `reason` says. Surfaced as Degraded, reason `cause`. */
+  | { type: 'Blocked'; cause: BlockedCause; reason: string }
   | { type: 'QuorumLost'; reason: string }
   | { type: 'CorruptionUndecided'; reason: string }
   | { type: 'StartRebuild'; from: BackupView; reason: string }
@@ -214,6 +243,45 @@ export type Action =
   | { type: 'Defragment'; member: string; reason: string }
   | { type: 'Steady' };
 
+/**
+ * What a Wait waits for, each with the bound within which it comes by itself or a rule acts instead (the
+ * liveness properties in test/unit/planner-liveness.test.ts check that no Wait outlives its bound).
+ */
+export const WAITING_FOR = {
+  PodStopping: 'a deleted pod on a live node stops within its grace period; one on a lost node is fenced, then force-deleted',
+  MembersStarting: 'pods made for members run etcd (a listed one silent past replaceAfterMs is removed; what keeps a pod from running is reported as Degraded)',
+  MembersAnswering: 'members whose pods run on live nodes answer; past replaceAfterMs the rules for silent members act',
+  MemberReady: 'a member that answers passes its readiness probe within the probe period',
+  // No deadline yet: a learner that answers but never catches up holds every other change.
+  CatchingUp: 'a member that answers replicates the leader\'s log',
+  LeaderElection: 'a quorum that answers elects a leader within etcd\'s election timeout',
+} as const;
+export type WaitingFor = keyof typeof WAITING_FOR;
+
+/**
+ * Why a person must act: the closed list the reconciler surfaces as the Degraded condition's reason and a
+ * Warning Event of that reason, each with what to do (the plan's reason names the objects). QuorumLost,
+ * CorruptionUndecided and UpgradeRefused, which predate the list, are actions of their own.
+ */
+export const BLOCKED_CAUSES = {
+  UnrecordedBootstrap: 'pods or claims that may hold data exist, but status records no bootstrap: record them as the members, or delete them to bootstrap anew',
+  NodeLost: 'the members that could answer are on lost nodes, or one answers there and holds every change back: bring the nodes back, or delete (drain) those gone for good',
+  TooFewAnswering: 'a repair would leave fewer answering voters than a quorum needs, and the silent ones will not answer by themselves: bring them back, or lower spec.size',
+  BootstrapStalled: 'bootstrap members cannot start by themselves: delete the cluster\'s pods and claims to bootstrap anew, or restore from a backup',
+  MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
+  RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
+} as const;
+export type BlockedCause = keyof typeof BLOCKED_CAUSES;
+
+/** Every cause a plan gives for a person to act. */
+export type PersonNeeded = BlockedCause | 'QuorumLost' | 'CorruptionUndecided' | 'UpgradeRefused';
+
+/** The cause a person must act on, if the action is one. */
+export function personNeeded(a: Action): PersonNeeded | undefined {
+  if (a.type === 'Blocked') return a.cause;
+  return a.type === 'QuorumLost' || a.type === 'CorruptionUndecided' || a.type === 'UpgradeRefused' ? a.type : undefined;
+}
+
 export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
 
 /** The voting members (learners do not count towards quorum). */
@@ -222,9 +290,28 @@ export const votersOf = (members: readonly MemberView[] = []): MemberView[] => m
 /** Whether a member answered its status call. */
 export const answers = (health: readonly MemberHealth[], name: string): boolean => health.some((h) => h.name === name);
 
-/** How many of these members answered. */
-export const answering = (members: readonly MemberView[], health: readonly MemberHealth[]): number =>
+/** How many of these members answered their status call, with or without a leader. */
+export const countAnswering = (members: readonly MemberView[], health: readonly MemberHealth[]): number =>
   members.filter((m) => answers(health, m.name)).length;
+
+/**
+ * The leader the voters agree on: a voter that answers as leader and that a quorum of the voters answer
+ * following. Members that all answer but elected no leader (or follow different ones) agree on none.
+ */
+export function agreedLeader(voters: readonly MemberView[], health: readonly MemberHealth[]): MemberView | undefined {
+  const leader = voters.find((v) => health.some((h) => h.name === v.name && h.isLeader && h.leaderId === v.id));
+  return leader && countFollowing(voters, health, leader) >= quorum(voters.length) ? leader : undefined;
+}
+
+/** How many of the voters answered naming `leader` as theirs (the leader itself included). */
+const countFollowing = (voters: readonly MemberView[], health: readonly MemberHealth[], leader: MemberView): number =>
+  voters.filter((v) => health.some((h) => h.name === v.name && h.leaderId === leader.id)).length;
+
+/** How many voters serve: they answered, following the leader the voters agree on (none without one). */
+export function countServing(voters: readonly MemberView[], health: readonly MemberHealth[]): number {
+  const leader = agreedLeader(voters, health);
+  return leader ? countFollowing(voters, health, leader) : 0;
+}
 
 export interface Rollout {
   verdict: VersionVerdict;
@@ -254,18 +341,27 @@ export function plan(s: ClusterState): Action {
   const pods = s.pods.filter((p) => !p.terminating);
   const r = rollout(s);
   if (s.survivorRecovery) return planSurvivorRecovery(s, s.survivorRecovery, r.newMemberVersion);
-  if (s.rebuild && !s.rebuild.cleared) return clearForRebuild(s, pods);
+  if (clearingForRebuild(s)) return clearForRebuild(s, pods);
   if (!s.bootstrapped) return planBootstrap(s, pods, r.newMemberVersion);
   if (!s.members) return planWithoutMemberList(s, pods, r.newMemberVersion);
   return planMembership(s, pods, s.members, r);
 }
 
 function planBootstrap(s: ClusterState, pods: PodView[], version: string): Action {
-  const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers;
+  // The bootstrap is recorded on its pods and on its claims, which outlive them: a bootstrap whose pods are
+  // all gone (deleted one by one to be made again from a fixed spec, evicted, deleted by a person) resumes
+  // from its claims, which the resumed pods mount, data or not.
+  const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers ?? s.claimMarks.bootstrapMembers;
   if (!initial) {
     // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
-    if (s.pods.length > 0 || s.claims.length > 0) return { type: 'Wait', reason: 'pods or claims of an unknown bootstrap exist; not bootstrapping beside them' };
+    const stopping = s.pods.find((p) => p.terminating);
+    if (stopping?.nodeLost) return nodeLost(s);
+    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
+    // A claim that says its member never ran holds nothing, whoever made it: it is no reason not to bootstrap.
+    const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c) && !s.members?.some((m) => m.name === c));
+    if (s.pods.length === 0 && empty) return { type: 'DeleteClaim', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' };
+    if (s.pods.length > 0 || liveClaims(s).length > 0) return unrecordedBootstrap(s);
     if (s.retained.length > 0) return adoption(s.retained);
     return { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
   }
@@ -285,38 +381,124 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
-  return { type: 'Wait', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+  // A pod that failed after its etcd ran holds data: on a claim it is restarted there; otherwise, or when its
+  // data or node is lost, the bootstrap cannot finish by itself.
+  const ranFailed = pods.find((p) => initial.includes(p.name) && p.phase === 'Failed' && !p.neverRan && liveClaims(s).includes(p.name) && !p.nodeLost && !p.dataLost);
+  if (ranFailed) return { type: 'DeletePod', member: ranFailed.name, deleteClaim: false, reason: 'its pod failed after its etcd ran; restarting it on its data' };
+  const waitingOn = initial.filter((m) => !started.includes(m));
+  if (!s.pods.some((p) => waitingOn.includes(p.name) && mayRun(p))) return bootstrapStalled(s, waitingOn);
+  return { type: 'Wait', awaiting: 'MembersStarting', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
 }
 
 /**
- * The claims of a deleted cluster of this name hold its data: all are adopted (a removed member's claim then
- * goes after the grace period, as it would have), and its members are recorded as the membership, to be
- * restarted on their data. With no member's data among them there is nothing to re-form, and a bootstrap
- * beside them would put a second cluster under the name: a person decides.
+ * Pods or claims of this cluster whose status records neither a bootstrap nor its members (status lost, say):
+ * founding a cluster beside them could put a second one behind the same Service, and taking them for
+ * members may restart what was never one. A person says which.
+ */
+function unrecordedBootstrap(s: ClusterState): Action {
+  const names = [...new Set([...s.pods.map((p) => p.name), ...s.claims])].sort();
+  return {
+    type: 'Blocked', cause: 'UnrecordedBootstrap',
+    reason: `pods or claims ${names.join(', ')} of this cluster were made by no bootstrap its status records: if they hold data to keep, record them as its members `
+      + `(kubectl patch etcdcluster <name> --subresource=status --type=merge -p '{"status":{"bootstrapped":true,"membership":[${names.map((n) => `"${n}"`).join(',')}]}}'); `
+      + `if not, delete them (kubectl delete pod,pvc ${names.join(' ')}) and the cluster bootstraps anew`,
+  };
+}
+
+/** Bootstrap members whose pods cannot run by themselves (failed after their etcd ran without a claim, data or node lost). */
+function bootstrapStalled(s: ClusterState, members: string[]): Action {
+  const pods = s.pods.filter((p) => members.includes(p.name));
+  const why = pods.map((p) => `${p.name}: ${p.terminating ? 'stopping' : ''}${p.nodeLost ? ` on lost node ${p.node ?? ''}` : p.dataLost ? ' its data is gone' : p.phase === 'Failed' ? ' failed after its etcd ran' : ''}`.trim());
+  return {
+    type: 'Blocked', cause: 'BootstrapStalled',
+    reason: `the bootstrap cannot finish by itself (${why.join('; ')}); members that started may have acknowledged writes: if none is needed, delete the cluster's pods and claims `
+      + `(kubectl delete pod,pvc ${pods.map((p) => p.name).join(' ')}) and it bootstraps anew; otherwise restore it from a backup`,
+  };
+}
+
+/**
+ * The claims of a deleted cluster of this name hold its data. A claim whose member never ran holds nothing and
+ * is no member's: it is deleted, not adopted (a data guard would refuse it for ever). Of the rest, exactly one
+ * incarnation is adopted, the newest (incarnations of one name follow each other): two sets of members
+ * adopted together would each restart as a cluster of its own behind one Service. The others are named and
+ * left alone for a person. A removed member's claim is adopted but not restarted (it goes after the grace
+ * period, as it would have); with no member's data in the newest incarnation a person decides.
  */
 function adoption(retained: RetainedClaim[]): Action {
-  const claims = retained.map((c) => c.name).sort();
-  const members = retained.filter((c) => !c.removed).map((c) => c.name).sort();
+  const empty = retained.find((c) => c.neverRan);
+  if (empty) return { type: 'DeleteClaim', member: empty.name, reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' };
+  const newest = newestIncarnation(retained);
+  const adopted = retained.filter((c) => c.incarnation === newest);
+  const claims = adopted.map((c) => c.name).sort();
+  const members = adopted.filter((c) => !c.removed).map((c) => c.name).sort();
+  const left = retained.filter((c) => c.incarnation !== newest).map((c) => c.name).sort();
+  const leftAlone = left.length > 0 ? `; claims ${left.join(', ')} of an earlier incarnation are left alone: delete them once their data is not needed (kubectl delete pvc ${left.join(' ')})` : '';
   if (members.length === 0) {
-    return { type: 'Wait', reason: `claims ${claims.join(', ')} of a deleted cluster of this name hold only removed members' data; delete them to bootstrap anew` };
+    return {
+      type: 'Blocked', cause: 'RetainedClaimsRemoved',
+      reason: `claims ${claims.join(', ')} of a deleted cluster of this name hold only removed members' data: delete them (kubectl delete pvc ${claims.join(' ')}) and the cluster bootstraps anew${leftAlone}`,
+    };
   }
-  return { type: 'Adopt', claims, members, reason: `re-forming on the claims of a deleted cluster of this name: members ${members.join(', ')}` };
+  return { type: 'Adopt', claims, members, reason: `re-forming on the claims of a deleted cluster of this name: members ${members.join(', ')}${leftAlone}` };
 }
 
+/** The incarnation whose claims were made last. */
+const newestIncarnation = (retained: RetainedClaim[]): string | undefined =>
+  [...retained].sort((a, b) => b.createdMs - a.createdMs || a.name.localeCompare(b.name))[0]?.incarnation;
+
 /**
- * No member answers, so etcd cannot say who its members are: the membership status recorded is the word.
- * A recorded member whose pod is gone is started again on its claim, under its own identity (its data holds
- * it), so that a cluster whose every pod went at once (a power loss) re-forms on its data.
+ * No member answers, so etcd cannot say who its members are: the membership status recorded is the word, or,
+ * where status recorded none (an earlier version's status, a cluster adopted), the claims that say their
+ * member ran on them. Such a member whose pod is gone is started again on its claim, under its own identity
+ * (its data holds it), so that a cluster whose every pod went at once (a power loss) re-forms on its data.
+ * The peers named only matter to a member without data, which none of these is.
  */
 function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string): Action {
-  if (pods.length === 0 && s.claims.length === 0) return quorumLost(s, 'every member is gone with its data');
-  const stopping = s.pods.find((p) => p.terminating);
-  if (stopping) return { type: 'Wait', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
-  const restart = s.recordedMembers.find((m) => s.claims.includes(m) && !pods.some((p) => p.name === m));
+  const claims = liveClaims(s);
+  if (pods.length === 0 && claims.length === 0 && !s.pods.some((p) => p.nodeLost)) return quorumLost(s, 'every member is gone with its data');
+  const stopping = s.pods.find((p) => p.terminating && !p.nodeLost);
+  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
+  const membership = s.recordedMembers.length > 0 ? s.recordedMembers : claims.filter((c) => s.claimMarks.started.includes(c));
+  // Never beside a pod of its name, even one stopping on a lost node (it may still run behind the cut).
+  const restart = membership.find((m) => claims.includes(m) && !s.pods.some((p) => p.name === m));
   if (restart) {
-    return { type: 'CreatePod', member: restart, version, peers: s.recordedMembers, reason: 'no member answers and its pod is gone; restarting it on its data' };
+    return { type: 'CreatePod', member: restart, version, peers: membership, reason: 'no member answers and its pod is gone; restarting it on its data' };
   }
-  return { type: 'Wait', reason: 'no member answered; waiting for etcd' };
+  // A failed pod never runs again (evicted, refused by its kubelet); its member's data is on its claim.
+  const failed = pods.find((p) => p.phase === 'Failed' && membership.includes(p.name) && claims.includes(p.name) && !p.nodeLost && !p.dataLost);
+  if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'no member answers and its pod failed; restarting it on its data' };
+  if (s.recordedMembers.length === 0 && !pods.some(mayRun)) return s.pods.some((p) => p.nodeLost) ? nodeLost(s) : membershipUnknown(claims);
+  if (s.recordedMembers.length > 0) {
+    // A recorded member keeps its data on its claim, or in a pod that may still run whose data guard did not find it gone.
+    const kept = s.recordedMembers.filter((m) => claims.includes(m) || s.pods.some((p) => p.name === m && !p.dataLost && p.phase !== 'Failed'));
+    const lost = s.recordedMembers.length - kept.length;
+    if (kept.length < quorum(s.recordedMembers.length)) return quorumLost(s, `${lost} of ${s.recordedMembers.length} members are gone with their data; a majority is lost`);
+  }
+  if (!pods.some(mayRun)) return nodeLost(s);
+  return { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
+}
+
+/** A pod that may still run etcd by itself: not stopping, not failed for good, its data not lost, its node not lost. */
+const mayRun = (p: PodView): boolean => !p.terminating && p.phase !== 'Failed' && !p.dataLost && !p.nodeLost;
+
+/** No member answers, and the pods that might are on lost nodes: only their nodes' return, or a person, moves on. */
+function nodeLost(s: ClusterState): Action {
+  const stranded = s.pods.filter((p) => p.nodeLost);
+  const nodes = [...new Set(stranded.map((p) => p.node ?? '?'))].sort();
+  return {
+    type: 'Blocked', cause: 'NodeLost',
+    reason: `no member answers and pods ${stranded.map((p) => p.name).join(', ')} are on lost nodes ${nodes.join(', ')}: their members resume when the nodes return; `
+      + `if a node is gone for good, delete it (kubectl delete node <node>) and its pods go, their members restarting on their claims where those can be reached`,
+  };
+}
+
+/** Claims of an earlier version say nothing of their member: whether each holds a member's data is a person's word. */
+function membershipUnknown(claims: string[]): Action {
+  return {
+    type: 'Blocked', cause: 'MembershipUnknown',
+    reason: `no member runs, status records no membership, and claims ${claims.join(', ')} (made by an earlier operator version) do not say whether a member ran on them: `
+      + `mark those that hold a member's data (kubectl annotate pvc <claim> etcd.database.coreos.com/member-started=true) and their members restart on them`,
+  };
 }
 
 function planMembership(s: ClusterState, pods: PodView[], members: MemberView[], r: Rollout): Action {
@@ -332,7 +514,9 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const inFlight = changeInFlight(s);
   // A stopping pod counts too: the member it leaves behind must not come back on that volume either.
   const emptied = members.find((m) => s.pods.some((p) => p.name === m.name && p.dataLost) && (!inFlight || inFlight.name === m.name));
-  if (emptied) return removal(s, emptied, 'its volume came back empty: it must not rejoin under its old ID; replacing it', voters, leader);
+  // Until it can be removed, the rules below may still bring back others (a member restarted on its claim).
+  const removeEmptied = emptied ? removal(s, emptied, 'its volume came back empty: it must not rejoin under its old ID; replacing it', voters, leader) : undefined;
+  if (removeEmptied && removeEmptied.type !== 'Wait') return removeEmptied;
   const learner = members.find((m) => m.isLearner);
   if (learner) {
     if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, version, reason: 'learner added; starting its pod' };
@@ -342,15 +526,21 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     }
     // One that answers is catching up, however long that takes; one that stays silent would hold every
     // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
-    if ((s.silentForMs[learner.name] ?? 0) > s.replaceAfterMs) return removal(s, learner, 'learner never answered; removing it', voters, leader);
-    return { type: 'Wait', reason: `learner ${learner.name} catching up` };
+    if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) return removal(s, learner, 'learner never answered; removing it', voters, leader);
+    return { type: 'Wait', awaiting: 'CatchingUp', reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);
   if (unstarted) {
     if (!podOf(unstarted.name)) return { type: 'CreatePod', member: unstarted.name, version, reason: 'member added; starting its pod' };
     // Until it starts no other change is made; one that never starts is removed again (finding 7).
-    if ((s.silentForMs[unstarted.name] ?? 0) > s.replaceAfterMs) return removal(s, unstarted, 'member added but never started; removing it', voters, leader);
-    return { type: 'Wait', reason: `member ${unstarted.name} starting` };
+    if (!answers(s.health, unstarted.name) && silentTooLong(s, unstarted.name)) {
+      // A removal that must wait for members to answer lets a member whose pod is gone rejoin on its volume
+      // meanwhile (no membership change): that is how they come to answer.
+      const removing = removal(s, unstarted, 'member added but never started; removing it', voters, leader);
+      const rejoining = voters.find((v) => !podOf(v.name) && s.claims.includes(v.name) && !s.pods.some((p) => p.name === v.name));
+      return removing.type === 'Wait' && rejoining ? { type: 'CreatePod', member: rejoining.name, version, reason: 'pod gone; rejoining with its data' } : removing;
+    }
+    return { type: 'Wait', awaiting: 'MembersStarting', reason: `member ${unstarted.name} starting` };
   }
 
   // 4. Repairs.
@@ -368,13 +558,30 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   for (const m of podless) {
     if (s.claims.includes(m.name)) return { type: 'CreatePod', member: m.name, version, reason: 'pod gone; rejoining with its data' };
   }
-  const healthyVoters = answering(voters, s.health);
-  if (healthyVoters < quorum(voters.length)) {
+  const answeringVoters = countAnswering(voters, s.health);
+  if (answeringVoters < quorum(voters.length)) {
     const lostForGood = podless.filter((m) => !s.claims.includes(m.name)).length;
     if (voters.length - lostForGood < quorum(voters.length)) {
       return quorumLost(s, `${lostForGood} of ${voters.length} members are gone with their data; a majority is lost`);
     }
-    return { type: 'Wait', reason: `quorum lost: ${healthyVoters} of ${voters.length} members answer; waiting for members to come back` };
+    // A restart on its volume needs no quorum: a member silent past the threshold (or whose pod failed) gets one.
+    const restartable = (m: MemberView): boolean => {
+      const p = podOf(m.name);
+      return p !== undefined && !p.nodeLost && !p.dataLost && (p.phase === 'Failed' || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs);
+    };
+    const stalled = voters.find((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && restartable(m));
+    if (stalled) return { type: 'DeletePod', member: stalled.name, deleteClaim: false, reason: 'quorum lost and it answered nothing past the threshold; restarting it on its data' };
+    const why = `quorum lost: ${answeringVoters} of ${voters.length} members answer`;
+    if (voters.some((v) => !answers(s.health, v.name) && mayAnswerSoon(s, v.name))) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${why}; waiting for members to come back` };
+    // Once they are gone, the lost majority is judged again (a rebuild, say).
+    const leaving = s.pods.find((p) => p.terminating && !p.nodeLost);
+    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', reason: `${why}; waiting for pod ${leaving.name} to stop` };
+    const silent = voters.filter((v) => !answers(s.health, v.name)).map((v) => v.name);
+    if (silent.every((n) => s.pods.some((p) => p.name === n && p.nodeLost))) return nodeLost(s);
+    return {
+      type: 'Blocked', cause: 'TooFewAnswering',
+      reason: `${why}, and ${silent.join(', ')} will not answer by themselves (failed, silent past the threshold, data or node lost): bring them back, or set spec.restorePolicy to recover`,
+    };
   }
   const gone = podless[0];
   if (gone) return removal(s, gone, 'pod gone and no volume; replacing the member', voters, leader);
@@ -408,10 +615,17 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 
   // 5. Readiness gate.
   const stopped = voters.find((m) => !podOf(m.name));
-  if (stopped) return { type: 'Wait', reason: `the pod of member ${stopped.name} is stopping` };
+  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', reason: `the pod of member ${stopped.name} is stopping` };
   // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer.
   const unready = pods.find((p) => !p.ready || p.nodeLost);
-  if (unready) return { type: 'Wait', reason: `member ${unready.name} is not ready` };
+  // One that answers on a lost node (its kubelet cut off from the API server) stays so until the node returns.
+  if (unready?.nodeLost && answers(s.health, unready.name)) {
+    return {
+      type: 'Blocked', cause: 'NodeLost',
+      reason: `member ${unready.name} answers but its node ${unready.node ?? ''} is lost (NotReady): no member is added, removed or rolled until the node reports again; bring it back, or drain it (kubectl drain ${unready.node ?? '<node>'}) to move the member`,
+    };
+  }
+  if (unready) return { type: 'Wait', awaiting: 'MemberReady', reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
   if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
@@ -441,7 +655,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
   const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
-  if (lagging) return { type: 'Wait', reason: `${lagging.name} is catching up before the next upgrade step` };
+  if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', reason: `${lagging.name} is catching up before the next upgrade step` };
   const next = outdated.find((m) => m.name !== leader?.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
   const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}` : `applying new settings to ${next.name}`;
@@ -460,8 +674,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 function quorumLost(s: ClusterState, reason: string): Action {
   // The furthest member may be one that is slow to answer: "auto" hears every member with a volume first,
   // or gives it up once it has answered nothing for the replacement threshold (finding 8).
-  const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && (s.silentForMs[m.name] ?? 0) <= s.replaceAfterMs) : [];
-  if (unheard.length > 0) return { type: 'Wait', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
+  const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && !silentTooLong(s, m.name)) : [];
+  if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
   // The survivor is restarted alone on the version new members get: one whose --force-new-cluster can drop
   // writes its database holds is never used for it.
@@ -490,7 +704,7 @@ function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined
  */
 function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
   const pod = s.pods.find((p) => p.name === rec.survivor);
-  if (pod?.terminating) return { type: 'Wait', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (pod?.terminating) return { type: 'Wait', awaiting: 'PodStopping', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
   if (!pod) {
     return rec.forced
       ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
@@ -498,7 +712,7 @@ function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: 
   }
   const leads = s.health.some((h) => h.name === rec.survivor && h.isLeader);
   const alone = s.members?.length === 1 && s.members[0]?.name === rec.survivor;
-  if (!(leads && alone && pod.ready)) return { type: 'Wait', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
+  if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
   if (pod.forced) return { type: 'RestartSurvivor', survivor: rec.survivor };
   return { type: 'CompleteSurvivorRecovery', survivor: rec.survivor };
 }
@@ -522,17 +736,23 @@ function planCorruption(s: ClusterState, members: MemberView[], voters: MemberVi
   }
   const odd = members.find((m) => hashOf(m.name) !== undefined && hashOf(m.name) !== agreed);
   if (odd) return removal(s, odd, `CORRUPT: its data differs from that of a majority${at} (HashKV); replacing it`, voters, leader);
-  if (hashed.length < voters.length) return { type: 'Wait', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
+  if (hashed.length < voters.length) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
   // etcd names member 0 when it cannot tell who differs (3.5's periodic check always does); such an alarm is
   // for a person to clear, even once the members that differed are gone.
   if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm); a member removed for its data is replaced after that` };
   return { type: 'DisarmAlarms', alarms: corrupt, reason: `every member's data agrees${at}` };
 }
 
-/** Removes what is left of the lost cluster, every pod and claim, before the rebuild's bootstrap. */
+/**
+ * Removes what is left of the lost cluster before the rebuild's bootstrap: its pods are deleted, and its claims
+ * set aside like any removed member's, kept for the grace period and never restarted: a surviving minority may
+ * hold writes newer than the backup, which a person may still want.
+ */
 function clearForRebuild(s: ClusterState, pods: PodView[]): Action {
-  const left = pods[0]?.name ?? s.claims[0];
-  if (left) return { type: 'DeletePod', member: left, deleteClaim: true, reason: 'rebuilding from backup: removing what is left of the lost cluster' };
+  const pod = pods[0];
+  if (pod) return { type: 'DeletePod', member: pod.name, deleteClaim: false, reason: 'rebuilding from backup: removing what is left of the lost cluster' };
+  const claim = s.claims.find((c) => !s.claimMarks.setAside.includes(c));
+  if (claim) return { type: 'SetClaimAside', member: claim, reason: 'rebuilding from backup: the lost cluster\'s claim is kept for the grace period (it may hold writes newer than the backup), never restarted' };
   return { type: 'ClearedForRebuild' };
 }
 
@@ -565,7 +785,7 @@ function leaderLast(voters: MemberView[], health: readonly MemberHealth[]): Memb
 /** The next step of a NOSPACE recovery, or undefined when the data fills the quota even so (nothing to do). */
 function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[]): Action | undefined {
   const leader = s.health.find((h) => h.isLeader);
-  if (!leader) return { type: 'Wait', reason: 'NOSPACE: waiting for a leader' };
+  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', reason: 'NOSPACE: waiting for a leader' };
   const done = s.noSpaceRecovery ?? {};
   if (done.compactedRevision === undefined) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };
   const next = leaderLast(voters, s.health).find((m) => answers(s.health, m.name) && !(done.defragmented ?? []).includes(m.name));
@@ -589,13 +809,19 @@ function planDefragmentation(s: ClusterState, voters: MemberView[]): Action | un
 
 /**
  * Removes a member, after moving leadership away from it, if the members that answer without it are a quorum
- * both of the members left and of the size asked for: a repair never leaves fewer healthy voters than the
+ * both of the members left and of the size asked for: a repair never leaves fewer answering voters than the
  * cluster needs at its full size.
  */
 function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberView[], leader: MemberHealth | undefined): Action {
-  const { healthy, needed } = afterRemoval(s, m.name);
-  if (healthy < needed) {
-    return { type: 'Wait', reason: `removing ${m.name} would leave ${healthy} healthy voters, fewer than the ${needed} needed` };
+  const { answering, needed } = afterRemoval(s, m.name);
+  // A learner casts no vote: removing it leaves the voters as they are.
+  if (answering < needed && !m.isLearner) {
+    const why = `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed`;
+    const coming = votersOf(s.members).some((v) => v.name !== m.name && !answers(s.health, v.name) && mayAnswerSoon(s, v.name));
+    if (coming) return { type: 'Wait', awaiting: 'MembersAnswering', reason: why };
+    const left = votersOf(s.members).length - 1;
+    const smaller = answering >= quorum(left) ? `, or lower spec.size to at most ${2 * answering - 1} to repair it with the members that answer` : '';
+    return { type: 'Blocked', cause: 'TooFewAnswering', reason: `${why} (${reason}), and the members that do not answer will not by themselves: bring them back${smaller}` };
   }
   if (leader?.name === m.name) {
     const successor = voters.find((v) => v.name !== m.name && answers(s.health, v.name));
@@ -604,10 +830,27 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
   return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };
 }
 
+/** A rebuild from backup under way, still removing what is left of the lost cluster. */
+const clearingForRebuild = (s: ClusterState): boolean => s.rebuild !== undefined && !s.rebuild.cleared;
+
+/** The cluster's claims not set aside: those of members, or that may become members'. */
+const liveClaims = (s: ClusterState): string[] => s.claims.filter((c) => !s.claimMarks.setAside.includes(c));
+
+/** A member that does not answer yet may by itself: its pod may run and has not been silent past the threshold, or it is restarted on its claim. */
+const mayAnswerSoon = (s: ClusterState, name: string): boolean =>
+  s.pods.some((p) => p.name === name && mayRun(p) && (s.silentForMs[name] ?? 0) <= s.replaceAfterMs)
+  // A node back within the node-loss threshold (a reboot) brings its member back in place.
+  || s.pods.some((p) => p.name === name && p.nodeLost && !p.terminating && (s.strandedForMs[name] ?? 0) <= s.replaceOnNodeLossAfterMs)
+  || (s.claims.includes(name) && !s.pods.some((p) => p.name === name));
+
+/** Silent past its threshold: the member's own, or, with its pod on a lost node, the node-loss one. */
+const silentTooLong = (s: ClusterState, name: string): boolean =>
+  (s.silentForMs[name] ?? 0) > s.replaceAfterMs || (s.strandedForMs[name] ?? 0) > s.replaceOnNodeLossAfterMs;
+
 /** The voters left answering without `member`, and how many a removal needs: a quorum of the rest and of the desired size. */
-function afterRemoval(s: ClusterState, member: string): { healthy: number; needed: number } {
+function afterRemoval(s: ClusterState, member: string): { answering: number; needed: number } {
   const left = votersOf(s.members).filter((v) => v.name !== member);
-  return { healthy: answering(left, s.health), needed: Math.max(quorum(left.length), quorum(s.desiredSize)) };
+  return { answering: countAnswering(left, s.health), needed: Math.max(quorum(left.length), quorum(s.desiredSize)) };
 }
 
 /** etcd names member 0 in a CORRUPT alarm when no majority of hashes agrees. */
@@ -621,34 +864,50 @@ const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.f
  * it (checked over generated states by the property tests).
  */
 export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean> = {
-  'never bootstrap a cluster that owns a pod or a claim, or that status says came up': (s, a) =>
-    a.type !== 'Bootstrap' || (s.pods.length === 0 && s.claims.length === 0 && !s.bootstrapped),
+  'never bootstrap a cluster that owns a pod or a claim (other than one set aside), or that status says came up': (s, a) =>
+    a.type !== 'Bootstrap' || (s.pods.length === 0 && liveClaims(s).length === 0 && !s.bootstrapped),
   'never bootstrap beside the claims of a deleted cluster of the same name': (s, a) =>
     a.type !== 'Bootstrap' || s.retained.length === 0,
-  'adopt only before a bootstrap, with no pod or claim of its own, and restart no removed member': (s, a) =>
-    a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && s.claims.length === 0
+  'adopt only before a bootstrap, with no pod or claim of its own (other than one set aside), and restart no removed member': (s, a) =>
+    a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && liveClaims(s).length === 0
       && a.members.every((m) => s.retained.some((c) => c.name === m && !c.removed))),
+  'adopt one incarnation, the newest, and never a claim whose member never ran': (s, a) => {
+    if (a.type !== 'Adopt') return true;
+    const adopted = s.retained.filter((c) => a.claims.includes(c.name));
+    const incarnation = adopted[0]?.incarnation;
+    return adopted.every((c) => c.incarnation === incarnation && !c.neverRan)
+      && s.retained.every((c) => c.incarnation === incarnation || c.neverRan || c.createdMs < Math.min(...adopted.map((x) => x.createdMs)));
+  },
   'never a membership change while another is in flight, other than removing the one in flight': (s, a) => {
     const inFlight = changeInFlight(s);
     if (!inFlight) return true;
     return a.type !== 'AddMember' && (a.type !== 'RemoveMember' || a.member === inFlight.name);
   },
-  'a removal leaves healthy voters for a quorum of the rest and of the desired size': (s, a) => {
-    if (a.type !== 'RemoveMember') return true;
-    const { healthy, needed } = afterRemoval(s, a.member);
-    return healthy >= needed;
+  'a removal of a voter leaves answering voters for a quorum of the rest and of the desired size': (s, a) => {
+    if (a.type !== 'RemoveMember' || s.members?.some((m) => m.name === a.member && m.isLearner)) return true;
+    const { answering, needed } = afterRemoval(s, a.member);
+    return answering >= needed;
   },
   'never delete the claim of a listed member': (s, a) =>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
+  'a claim that may hold data is deleted only after the grace period': (s, a) => {
+    const claim = a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim) ? a.member : undefined;
+    return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs
+      || s.claimMarks.neverRan.includes(claim) || s.retained.some((c) => c.name === claim && c.neverRan);
+  },
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
-  'during a bootstrap, delete only a pod whose etcd never ran, before any member started': (s, a) =>
-    a.type !== 'DeletePod' || s.bootstrapped || s.pods.every((p) => !p.bootstrapMembers)
-      || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started)),
+  // A rebuild first clears what is left of the lost cluster: that is no bootstrap.
+  'during a bootstrap, delete only a pod whose etcd never ran, before any member started, or a failed one whose data is on its claim': (s, a) =>
+    a.type !== 'DeletePod' || s.bootstrapped || clearingForRebuild(s) || s.pods.every((p) => !p.bootstrapMembers)
+      || (s.pods.some((p) => p.name === a.member && p.neverRan) && !s.members?.some((m) => m.started))
+      // A failed pod whose data is on its claim is restarted on it.
+      || (!a.deleteClaim && s.claims.includes(a.member) && s.pods.some((p) => p.name === a.member && p.phase === 'Failed')),
   'force-delete only the pod of a member etcd has removed (fenced), never one of a listed member': (s, a) =>
     a.type !== 'DeletePod' || !a.force || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
+  // A rebuild deletes the lost cluster's pods for good: no pod of their names is made again.
   'a member on a lost node is never restarted (its kubelet does not answer); it is removed first': (s, a) =>
-    !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),
+    clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),
   'never restart a member on a volume that came back empty': (s, a) =>
-    !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
+    clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
 };

@@ -35,3 +35,9 @@ export const ANNOTATION_CLUSTER_UID = 'etcd.database.coreos.com/cluster-uid';
 export const ANNOTATION_ADOPTED_FROM = 'etcd.database.coreos.com/adopted-from';
 /** On the claim of a member removed from etcd's member list: when. Its data is not restarted by an adoption. */
 export const ANNOTATION_MEMBER_REMOVED = 'etcd.database.coreos.com/member-removed';
+/**
+ * On a member claim: whether its member was ever seen running on it. Made "false" with the claim, set "true" on
+ * the first pass that sees the member's etcd container run. A claim that says "false" holds no data: it is
+ * reused or deleted. Claims of operator versions before this mark say nothing and are taken to hold data.
+ */
+export const ANNOTATION_MEMBER_STARTED = 'etcd.database.coreos.com/member-started';

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { sortClaims } from '../../src/controllers/cluster/claims.js';
-import { claimCluster, claimOwnership, memberClaim, ownedAsPolicySays } from '../../src/k8s/member-claim.js';
-import { ANNOTATION_ADOPTED_FROM, ANNOTATION_CLUSTER_UID, ANNOTATION_MEMBER_REMOVED } from '../../src/k8s/labels.js';
+import { claimMarks, recordStarts, sortClaims } from '../../src/controllers/cluster/claims.js';
+import { claimBootstrap, claimCluster, claimOwnership, memberClaim, memberStarted, ownedAsPolicySays } from '../../src/k8s/member-claim.js';
+import { ANNOTATION_ADOPTED_FROM, ANNOTATION_CLUSTER_UID, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_MEMBER_REMOVED, ANNOTATION_MEMBER_STARTED } from '../../src/k8s/labels.js';
+import type { ApiTransport } from '../../src/runtime/transport.js';
 import { ownedByCluster } from '../../src/k8s/owner.js';
 
 const address = { cluster: 'ex', namespace: 'ns', domain: 'cluster.local', tls: false };
@@ -39,14 +40,48 @@ test('claims are sorted into the cluster\'s own and those a deleted cluster of t
   ];
   const sorted = sortClaims(claims, 'u2', false, true);
   assert.deepEqual(sorted.own.map((c) => c.metadata?.name), ['own']);
-  assert.deepEqual(sorted.retained, [{ name: 'old', removed: false }, { name: 'removed', removed: true }]);
+  assert.deepEqual(sorted.retained, [
+    { name: 'old', removed: false, incarnation: 'u1', neverRan: false, createdMs: 0 },
+    { name: 'removed', removed: true, incarnation: 'u1', neverRan: false, createdMs: 0 },
+  ]);
   assert.deepEqual(sortClaims(claims, 'u2', false, false).retained, []);
 });
 
 test('an adoption that status does not record yet is finished, not taken for a bootstrap of unknown plan; once recorded, the claim is the cluster\'s', () => {
   const adopted = claim('old', { [ANNOTATION_CLUSTER_UID]: 'u2', [ANNOTATION_ADOPTED_FROM]: 'u1' });
-  assert.deepEqual(sortClaims([adopted], 'u2', false, true), { own: [], retained: [{ name: 'old', removed: false }] });
+  assert.deepEqual(sortClaims([adopted], 'u2', false, true), { own: [], retained: [{ name: 'old', removed: false, incarnation: 'u1', neverRan: false, createdMs: 0 }] },
+    'of the incarnation it came from, as the claims not patched yet');
   assert.deepEqual(sortClaims([adopted], 'u2', true, true), { own: [adopted], retained: [] });
   // A rebuild from backup clears the cluster's claims before it starts afresh: adopted ones are its own then.
   assert.deepEqual(sortClaims([adopted], 'u2', false, false), { own: [adopted], retained: [] });
+});
+
+test('a claim is made saying its member never ran on it, and a bootstrap\'s claim names the bootstrap\'s members (issue 32)', () => {
+  const founder = memberClaim(address, 'u1', 'ex-1', {}, 'Retain', ['ex-1', 'ex-2']);
+  assert.equal(memberStarted(founder), false);
+  assert.deepEqual(claimBootstrap(founder), ['ex-1', 'ex-2']);
+  assert.equal(claimBootstrap(memberClaim(address, 'u1', 'ex-3', {}, 'Retain')), undefined, 'a member added later: no bootstrap');
+  assert.equal(memberStarted(claim('legacy', { [ANNOTATION_CLUSTER_UID]: 'u1' })), undefined, 'an earlier version\'s claim says nothing');
+  assert.equal(memberStarted(claim('ran', { [ANNOTATION_MEMBER_STARTED]: 'true' })), true);
+});
+
+test('what the cluster\'s own claims say: never run on, set aside, and the bootstrap that made them; a claim of another incarnation says whether it ran and when it was made', () => {
+  const made = new Date('2026-11-24T00:00:00Z');
+  const own = [
+    claim('a', { [ANNOTATION_MEMBER_STARTED]: 'false', [ANNOTATION_INITIAL_CLUSTER]: 'a,b' }),
+    claim('b', { [ANNOTATION_MEMBER_STARTED]: 'true', [ANNOTATION_INITIAL_CLUSTER]: 'a,b' }),
+    claim('old', { [ANNOTATION_MEMBER_REMOVED]: '2026-11-24T00:00:00Z', [ANNOTATION_INITIAL_CLUSTER]: 'old' }),
+    claim('legacy', {}),
+  ];
+  assert.deepEqual(claimMarks(own), { neverRan: ['a'], started: ['b'], setAside: ['old'], bootstrapMembers: ['a', 'b'] }, 'a set-aside claim\'s bootstrap is not the one under way');
+  const empty = claim('p', { [ANNOTATION_CLUSTER_UID]: 'u1', [ANNOTATION_MEMBER_STARTED]: 'false' }, { creationTimestamp: made });
+  assert.deepEqual(sortClaims([empty], 'u2', false, true).retained, [{ name: 'p', removed: false, incarnation: 'u1', neverRan: true, createdMs: made.getTime() }]);
+});
+
+test('a claim is marked started once its member\'s etcd is seen to have run, an earlier version\'s claim too; never twice', async () => {
+  const patched: string[] = [];
+  const transport = { call: (method: string, path: string, body: unknown) => { patched.push(`${method} ${path} ${JSON.stringify(body)}`); return Promise.resolve({}); } } as unknown as ApiTransport;
+  const own = [claim('a', { [ANNOTATION_MEMBER_STARTED]: 'false' }), claim('b', { [ANNOTATION_MEMBER_STARTED]: 'true' }), claim('c', {}), claim('d', { [ANNOTATION_MEMBER_STARTED]: 'false' })];
+  await recordStarts(transport, address, own, (m) => m !== 'd');
+  assert.deepEqual(patched, ['a', 'c'].map((n) => `PATCH /api/v1/namespaces/ns/persistentvolumeclaims/${n} {"metadata":{"annotations":{"${ANNOTATION_MEMBER_STARTED}":"true"}}}`));
 });

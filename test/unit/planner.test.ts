@@ -1,18 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, quorum } from '../../src/etcd/planner.js';
-import type { Action, ClusterState, MemberHealth, MemberView, PodView } from '../../src/etcd/planner.js';
+import type { Action, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
   ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false, ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
-const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
+/** A member's answer; it follows a unless told otherwise (a leader's `isLeader` alone does not make it one voters follow). */
+const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, leaderId: o.isLeader ? `id-${name}` : 'id-a', revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
 
 /** A healthy bootstrapped cluster of the named members, `a` leading; override any part. */
 function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
   return {
     desiredSize: names.length, paused: false, bootstrapped: true,
-    pods: names.map((n) => pod(n)), claims: [], retained: [],
+    pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
     supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
@@ -21,6 +22,8 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
 }
 
 const type = (a: Action): string => a.type;
+/** A claim of the deleted incarnation u1 of the cluster's name, whose member ran on it. */
+const retainedClaim = (name: string, o: Partial<RetainedClaim> = {}): RetainedClaim => ({ name, removed: false, incarnation: 'u1', neverRan: false, createdMs: 1000, ...o });
 
 test('quorum is a strict majority', () => {
   assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map(quorum), [1, 2, 2, 3, 3, 4, 4]);
@@ -70,6 +73,22 @@ test('a bootstrap pod that failed for good before its etcd ran (evicted while a 
   assert.equal(type(plan({ ...s, members: [member('a')] })), 'Wait');
 });
 
+test('a bootstrap on volumes whose pods are all gone resumes from what its claims record, never waiting for ever (issue 32, finding 1)', () => {
+  // A size-1 cluster whose only pod went before its etcd ran (a fixed spec.version, an eviction, a person).
+  const single = healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, claims: ['a'], claimMarks: { neverRan: ['a'], started: [], setAside: [], bootstrapMembers: ['a'] } });
+  assert.deepEqual(plan(single), { type: 'ResumeBootstrap', initialMembers: ['a'], missing: ['a'], version: '3.5.17' });
+  // Three pods deleted one by one to be made again from a newer spec: the last deletion leaves only claims.
+  const initial = ['a', 'b', 'c'];
+  const three = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: initial, claimMarks: { neverRan: initial, started: [], setAside: [], bootstrapMembers: initial } });
+  assert.deepEqual(plan(three), { type: 'ResumeBootstrap', initialMembers: initial, missing: initial, version: '3.5.17' });
+  // A claim whose member ran holds data: it is mounted again by its resumed pod, never taken for empty.
+  assert.deepEqual(plan({ ...three, claimMarks: { neverRan: ['b', 'c'], started: ['a'], setAside: [], bootstrapMembers: initial } }), plan(three));
+  // A claim of no recorded bootstrap whose member never ran (the operator stopped between a claim and its pod) holds nothing.
+  const stray = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'], claimMarks: { neverRan: ['x'], started: [], setAside: [] } });
+  assert.deepEqual(plan(stray), { type: 'DeleteClaim', member: 'x', reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' });
+  assert.equal(plan({ ...stray, claimMarks: { neverRan: [], started: [], setAside: [] } }).type, 'Blocked', 'one that may hold data is a person\'s to judge');
+});
+
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
   const initial = ['a', 'b', 'c'];
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('a', { bootstrapMembers: initial, ready: false })] });
@@ -80,7 +99,7 @@ test('a bootstrap is marked done once every initial member has started, answerin
   const initial = ['a', 'b', 'c'];
   const pods = initial.map((n) => pod(n, { bootstrapMembers: initial }));
   const starting = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
-  assert.deepEqual(plan(starting), { type: 'Wait', reason: 'bootstrapping: 2 of 3 members started' });
+  assert.deepEqual(plan(starting), { type: 'Wait', awaiting: 'MembersStarting', reason: 'bootstrapping: 2 of 3 members started' });
   assert.equal(type(plan({ ...starting, members: undefined })), 'Wait');
   assert.deepEqual(plan(healthy(initial, { bootstrapped: false, pods, health: [] })), { type: 'MarkBootstrapped' });
 });
@@ -89,7 +108,7 @@ test('a bootstrap member that started is never recreated with state "new", even 
   const initial = ['a', 'b', 'c'];
   const pods = ['a', 'c'].map((n) => pod(n, { bootstrapMembers: initial }));
   const s = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
-  assert.deepEqual(plan(s), { type: 'Wait', reason: 'bootstrapping: 2 of 3 members started' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', reason: 'bootstrapping: 2 of 3 members started' });
 });
 
 test('a bootstrapped cluster with no pods at all is never bootstrapped again', () => {
@@ -104,25 +123,65 @@ test('no member answers and the pods are gone: the recorded members restart on t
   assert.deepEqual(plan(s), { type: 'CreatePod', member: 'a', version: '3.5.17', peers: ['a', 'b', 'c'], reason: 'no member answers and its pod is gone; restarting it on its data' });
   assert.equal((plan({ ...s, pods: [pod('a', { ready: false })] }) as { member?: string }).member, 'b', 'the next one, while the first is starting');
   assert.equal(type(plan({ ...s, pods: [pod('a', { terminating: true })] })), 'Wait', 'never beside a pod of the same name still stopping');
-  assert.equal(type(plan({ ...s, claims: ['x'] })), 'Wait', 'a claim of a member not in the recorded membership is not started');
+  assert.deepEqual(plan({ ...s, claims: ['x'] }), { type: 'QuorumLost', reason: '3 of 3 members are gone with their data; a majority is lost' },
+    'a claim of a member not in the recorded membership is not started, and the members are gone');
 });
 
-test('pods of an unknown bootstrap are not touched', () => {
-  assert.equal(type(plan(healthy([], { bootstrapped: false, members: undefined, pods: [pod('x')] }))), 'Wait');
+test('all pods gone, claims intact, no membership recorded: the claims that say their member ran restart it; others are a person\'s word (issue 32, finding 9)', () => {
+  // An operator upgraded from a version whose status had no membership, or an adopted cluster, after a power loss.
+  const s = healthy(['a', 'b', 'c'], { pods: [], health: [], members: undefined, recordedMembers: [], claims: ['a', 'b', 'c'], claimMarks: { neverRan: [], started: ['a', 'b', 'c'], setAside: [] } });
+  assert.deepEqual(plan(s), { type: 'CreatePod', member: 'a', version: '3.5.17', peers: ['a', 'b', 'c'], reason: 'no member answers and its pod is gone; restarting it on its data' });
+  assert.equal((plan({ ...s, pods: [pod('a', { ready: false })] }) as { member?: string }).member, 'b');
+  // Not a claim that never ran, nor one set aside (a removed member's).
+  const some = { ...s, claimMarks: { neverRan: ['c'], started: ['a', 'b'], setAside: ['b'] } };
+  assert.deepEqual(plan({ ...some, pods: [pod('a', { ready: false })] }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' });
+  // Claims of an earlier version say nothing: which held a member is for a person to say.
+  const unmarked = plan({ ...s, claimMarks: { neverRan: [], started: [], setAside: [] } });
+  assert.equal((unmarked as { cause?: string }).cause, 'MembershipUnknown');
+  assert.match((unmarked as { reason: string }).reason, /kubectl annotate pvc <claim> etcd\.database\.coreos\.com\/member-started=true/);
+});
+
+test('pods of an unknown bootstrap are not touched: a person says whether they are members', () => {
+  const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('x')] });
+  assert.equal((plan(s) as { cause?: string }).cause, 'UnrecordedBootstrap');
+  assert.deepEqual(plan({ ...s, pods: [pod('x', { terminating: true })] }), { type: 'Wait', awaiting: 'PodStopping', reason: 'pod x of no recorded bootstrap is stopping; not bootstrapping beside it' });
 });
 
 test('claims a deleted cluster of the name left behind are adopted, never bootstrapped beside; removed members are not restarted', () => {
   const fresh = { desiredSize: 3, bootstrapped: false, members: undefined };
-  const retained = [{ name: 'x', removed: false }, { name: 'z', removed: true }, { name: 'y', removed: false }];
+  const retained = [retainedClaim('x'), retainedClaim('z', { removed: true }), retainedClaim('y')];
   assert.deepEqual(plan(healthy([], { ...fresh, retained })),
     { type: 'Adopt', claims: ['x', 'y', 'z'], members: ['x', 'y'], reason: 're-forming on the claims of a deleted cluster of this name: members x, y' });
   // Only removed members' data: nothing to re-form, and no second cluster under the name either.
-  assert.equal(type(plan(healthy([], { ...fresh, retained: [{ name: 'z', removed: true }] }))), 'Wait');
+  assert.deepEqual(plan(healthy([], { ...fresh, retained: [retainedClaim('z', { removed: true })] })), {
+    type: 'Blocked', cause: 'RetainedClaimsRemoved',
+    reason: 'claims z of a deleted cluster of this name hold only removed members\' data: delete them (kubectl delete pvc z) and the cluster bootstraps anew',
+  });
   // A pod of its own whose bootstrap it cannot see: neither.
-  assert.equal(type(plan(healthy([], { ...fresh, retained, pods: [pod('w')] }))), 'Wait');
+  assert.equal(type(plan(healthy([], { ...fresh, retained, pods: [pod('w')] }))), 'Blocked');
   // Once adopted, status records it bootstrapped with the adopted membership: the members restart on their data.
   const adopted = healthy([], { desiredSize: 3, members: undefined, claims: ['x', 'y', 'z'], recordedMembers: ['x', 'y'], pods: [] });
   assert.deepEqual(plan(adopted), { type: 'CreatePod', member: 'x', version: '3.5.17', peers: ['x', 'y'], reason: 'no member answers and its pod is gone; restarting it on its data' });
+});
+
+test('of claims a deleted cluster left, those never run on are deleted, not adopted (issue 32, finding 2a)', () => {
+  // An EtcdCluster on volumes that never ran, deleted and made again: its claims hold nothing.
+  const fresh = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained: ['p', 'q'].map((n) => retainedClaim(n, { neverRan: true })) });
+  assert.deepEqual(plan(fresh), { type: 'DeleteClaim', member: 'p', reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' });
+  assert.deepEqual(plan({ ...fresh, retained: [] }), { type: 'Bootstrap', size: 3, version: '3.5.17' }, 'once they are gone, a bootstrap');
+});
+
+test('claims of two earlier incarnations: only the newest is adopted, the other named and left alone (issue 32, finding 2b)', () => {
+  const retained = [retainedClaim('p'), retainedClaim('q'), retainedClaim('r', { incarnation: 'u2', createdMs: 2000 }), retainedClaim('s', { incarnation: 'u2', createdMs: 2001 })];
+  const s = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained });
+  assert.deepEqual(plan(s), {
+    type: 'Adopt', claims: ['r', 's'], members: ['r', 's'],
+    reason: 're-forming on the claims of a deleted cluster of this name: members r, s; claims p, q of an earlier incarnation are left alone: delete them once their data is not needed (kubectl delete pvc p q)',
+  });
+  // The newer incarnation never ran: it is deleted first, and the older one, which ran, adopted.
+  const newerEmpty = retained.map((c) => (c.incarnation === 'u2' ? { ...c, neverRan: true } : c));
+  assert.equal(plan({ ...s, retained: newerEmpty }).type, 'DeleteClaim');
+  assert.deepEqual((plan({ ...s, retained: newerEmpty.filter((c) => !c.neverRan) }) as { claims?: string[] }).claims, ['p', 'q']);
 });
 
 test('scale up adds one member, as a learner where supported', () => {
@@ -170,7 +229,7 @@ test('a failed member is replaced; with a volume, its pod is recreated on the da
 
 test('a member is replaced only once it answered nothing past the threshold; before it, everything else waits', () => {
   const silent = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b'), pod('c', { ready: false })], health: [health('a', { isLeader: true }), health('b')], silentForMs: { c: 5_000 } });
-  assert.deepEqual(plan(silent), { type: 'Wait', reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
+  assert.deepEqual(plan(silent), { type: 'Wait', awaiting: 'MemberReady', reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
   const long = { ...silent, desiredSize: 3, silentForMs: { c: 120_000 } };
   assert.deepEqual(plan(long), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'answered nothing for 120 s; replacing it' });
   assert.deepEqual(plan({ ...long, claims: ['c'] }), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'answered nothing for 120 s; restarting it on its data' },
@@ -179,7 +238,7 @@ test('a member is replaced only once it answered nothing past the threshold; bef
 
 test('an unready member that answers is never replaced, however long it is unready (finding 1)', () => {
   const slow = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })] });
-  assert.deepEqual(plan(slow), { type: 'Wait', reason: 'member b is not ready' });
+  assert.deepEqual(plan(slow), { type: 'Wait', awaiting: 'MemberReady', reason: 'member b is not ready' });
 });
 
 test('a removed member\'s claim is deleted only after the grace period, and never a member\'s', () => {
@@ -204,7 +263,7 @@ test('no removal that would leave the rest without a healthy quorum', () => {
     pods: [pod('a'), pod('b', { phase: 'Failed', ready: false }), pod('c', { ready: false })],
     health: [health('a', { isLeader: true }), health('b')],
   });
-  assert.deepEqual(plan(risky), { type: 'Wait', reason: 'removing b would leave 1 healthy voters, fewer than the 2 needed' });
+  assert.deepEqual(plan(risky), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'removing b would leave 1 answering voters, fewer than the 2 needed' });
 });
 
 test('quorum lost with pods or volumes still there waits; with a majority gone with their data it is reported', () => {
@@ -223,7 +282,7 @@ test('no member answering means wait, never a destructive action', () => {
 
 test('a stopping pod is not gone: its member is not restarted beside it, and a stopping majority is no lost majority (finding 6)', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true })], claims: ['c'], health: [health('a', { isLeader: true }), health('b')] });
-  assert.deepEqual(plan(s), { type: 'Wait', reason: 'the pod of member c is stopping' }, 'no pod made while its old one may still run');
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'PodStopping', reason: 'the pod of member c is stopping' }, 'no pod made while its old one may still run');
   assert.deepEqual(plan({ ...s, pods: [pod('a'), pod('b')] }), { type: 'CreatePod', member: 'c', version: '3.5.17', reason: 'pod gone; rejoining with its data' });
   // Evicted but maybe alive: the majority that does not answer may still be serving on its own.
   const evicted = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { terminating: true }), pod('c', { terminating: true })], health: [health('a')],
@@ -261,7 +320,7 @@ test('an upgrade restarts members with volumes on their data, one at a time, fol
 
 test('an upgrade waits until every member is caught up with the leader', () => {
   const behind = rolling('3.5.35', { health: [health('a', { isLeader: true, raftIndex: 500 }), health('b', { raftIndex: 500 }), health('c', { raftIndex: 100 })] });
-  assert.deepEqual(plan(behind), { type: 'Wait', reason: 'c is catching up before the next upgrade step' });
+  assert.deepEqual(plan(behind), { type: 'Wait', awaiting: 'CatchingUp', reason: 'c is catching up before the next upgrade step' });
 });
 
 test('the leader is upgraded last, after leadership moves to an upgraded member', () => {
@@ -357,12 +416,19 @@ test('a majority lost for good: reported and left alone without a restore policy
   assert.equal(plan({ ...allGone, claims: ['a'] }).type, 'CreatePod', 'a claim brings its member back');
 });
 
-test('a rebuild first removes every pod and claim of the lost cluster, then bootstraps afresh', () => {
+test('a rebuild first removes the lost cluster\'s pods and sets its claims aside for the grace period, then bootstraps afresh beside them (issue 32, finding 4)', () => {
   const rebuilding = healthy(['a'], { bootstrapped: false, rebuild: { cleared: false }, claims: ['a', 'z'] });
-  assert.deepEqual(plan(rebuilding), { type: 'DeletePod', member: 'a', deleteClaim: true, reason: 'rebuilding from backup: removing what is left of the lost cluster' });
-  assert.equal((plan({ ...rebuilding, pods: [] }) as { member?: string }).member, 'a', 'claims without pods go too');
-  assert.deepEqual(plan({ ...rebuilding, pods: [], claims: [] }), { type: 'ClearedForRebuild' });
-  assert.equal(plan({ ...rebuilding, pods: [], claims: [], members: undefined, rebuild: { cleared: true } }).type, 'Bootstrap');
+  assert.deepEqual(plan(rebuilding), { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'rebuilding from backup: removing what is left of the lost cluster' });
+  // The surviving minority's claims may hold writes newer than the backup: kept like any removed member's.
+  assert.deepEqual(plan({ ...rebuilding, pods: [] }), {
+    type: 'SetClaimAside', member: 'a', reason: 'rebuilding from backup: the lost cluster\'s claim is kept for the grace period (it may hold writes newer than the backup), never restarted',
+  });
+  const setAside = { ...rebuilding, pods: [], claimMarks: { neverRan: [], started: [], setAside: ['a', 'z'] } };
+  assert.deepEqual(plan(setAside), { type: 'ClearedForRebuild' });
+  assert.equal(plan({ ...setAside, members: undefined, rebuild: { cleared: true } }).type, 'Bootstrap');
+  // Once the rebuilt cluster runs, they are claims of no member, deleted after the grace period.
+  const rebuilt = healthy(['m'], { claims: ['a', 'z', 'm'], claimMarks: { neverRan: [], started: [], setAside: ['a', 'z'] }, unclaimedForMs: { a: 700_000, z: 10_000 } });
+  assert.deepEqual(plan(rebuilt), { type: 'DeleteClaim', member: 'a', reason: 'claim of no member for 600 s' });
 });
 
 test('recovery from a survivor: the furthest one, alone with --force-new-cluster, then restarted without, then the normal rules', () => {
@@ -400,12 +466,12 @@ test('a CORRUPT alarm is acted on only for a clear minority: no quorum agreeing,
 
 test('an added member that has not started holds every other change; one that never starts is removed (finding 7)', () => {
   const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 5, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { started: false })), health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
-  assert.deepEqual(plan(s), { type: 'Wait', reason: 'member d starting' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', reason: 'member d starting' });
   assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'member added but never started; removing it' });
 });
 
 test('claims without pods or a recorded bootstrap stop a bootstrap (finding 2)', () => {
-  assert.equal(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'] })).type, 'Wait');
+  assert.equal(plan(healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'] })).type, 'Blocked');
 });
 
 test('a member whose volume came back empty is removed, never restarted on it; a change in flight finishes first (finding 3)', () => {
@@ -424,15 +490,15 @@ test('a member whose volume came back empty is removed, never restarted on it; a
 test('a learner that never answers is removed after the threshold; one that answers is left to catch up (finding 7)', () => {
   const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 4, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
     health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
-  assert.deepEqual(plan(s), { type: 'Wait', reason: 'learner d catching up' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'CatchingUp', reason: 'learner d catching up' });
   assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'learner never answered; removing it' });
   const answering = { ...s, health: [...s.health, health('d', { raftIndex: 1 })] };
-  assert.deepEqual(plan(answering), { type: 'Wait', reason: 'learner d catching up' }, 'far behind but answering');
+  assert.deepEqual(plan(answering), { type: 'Wait', awaiting: 'CatchingUp', reason: 'learner d catching up' }, 'far behind but answering');
 });
 
 test('"auto" chooses a survivor only once every member on a volume has answered, or stayed silent past the threshold (finding 8)', () => {
   const lost = healthy(['a', 'b', 'c', 'd', 'e'], { claims: ['a', 'b'], pods: [pod('a'), pod('b', { ready: false })], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto', targetVersion: '3.5.35' });
-  assert.deepEqual(plan(lost), { type: 'Wait', reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
+  assert.deepEqual(plan(lost), { type: 'Wait', awaiting: 'MembersAnswering', reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
   assert.equal((plan({ ...lost, health: [...lost.health, health('b', { raftIndex: 90, revision: 40 })] }) as { survivor?: string }).survivor, 'b', 'b answers: the furthest is b');
   assert.equal((plan({ ...lost, silentForMs: { b: 120_000 } }) as { survivor?: string }).survivor, 'a', 'b silent past the threshold: the choice is made without it');
   assert.equal(plan({ ...lost, survivorPolicy: 'a' }).type, 'StartSurvivorRecovery', 'a named survivor needs no waiting');
@@ -446,7 +512,7 @@ test('a backup too old for the restore policy is not rebuilt from: the loss is r
 test('node loss: a member silent on a lost node past the threshold is removed first (the fence), even on a volume; before that, nothing', () => {
   const lost = { pods: [pod('a'), pod('b'), pod('c', { nodeLost: true, ready: false, node: 'n3' })], health: [health('a', { isLeader: true }), health('b')] };
   const early = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 20_000 } }));
-  assert.deepEqual(early, { type: 'Wait', reason: 'member c is not ready' }, 'not restarted on its volume: its kubelet does not answer');
+  assert.deepEqual(early, { type: 'Wait', awaiting: 'MemberReady', reason: 'member c is not ready' }, 'not restarted on its volume: its kubelet does not answer');
   const removed = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 31_000 } }));
   assert.equal(removed.type, 'RemoveMember');
   assert.match((removed as { reason: string }).reason, /node n3 is lost and it answered nothing for 31 s/);
@@ -456,13 +522,15 @@ test('node loss: a member silent on a lost node past the threshold is removed fi
   const replaced = plan(healthy(['a', 'b', 'c'], { ...lost, replaceAfterMs: 10_000, silentForMs: { c: 12_000 }, strandedForMs: { c: 1_000 } }));
   assert.deepEqual([replaced.type, (replaced as { reason?: string }).reason], ['RemoveMember', 'answered nothing for 12 s; replacing it']);
   // One that answers (its kubelet lost the API server, etcd did not) stays.
-  assert.equal(plan(healthy(['a', 'b', 'c'], { pods: lost.pods, strandedForMs: { c: 31_000 } })).type, 'Wait');
+  const answering = plan(healthy(['a', 'b', 'c'], { pods: lost.pods, strandedForMs: { c: 31_000 } }));
+  assert.deepEqual([answering.type, (answering as { cause?: string }).cause], ['Blocked', 'NodeLost'], 'nothing else moves until its node reports again: a person is told');
 });
 
 test('node loss: never below a quorum of the desired size; one at a time', () => {
   const pods = [pod('a'), pod('b', { nodeLost: true }), pod('c', { nodeLost: true })];
   const s = healthy(['a', 'b', 'c'], { pods, health: [health('a', { isLeader: true })], strandedForMs: { b: 40_000, c: 40_000 } });
-  assert.equal(plan(s).type, 'Wait', 'two of three lost: a quorum is lost, nothing is removed');
+  assert.equal((plan(s) as { cause?: string }).cause, 'NodeLost', 'two of three lost: a quorum is lost, nothing is removed, a person is told');
+  assert.equal(plan({ ...s, strandedForMs: { b: 10_000, c: 10_000 } }).type, 'Wait', 'before the threshold, a reboot may bring them back');
   const five = healthy(['a', 'b', 'c', 'd', 'e'], {
     pods: ['a', 'b', 'c', 'd', 'e'].map((n) => pod(n, n === 'd' || n === 'e' ? { nodeLost: true } : {})),
     health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })), strandedForMs: { d: 40_000, e: 40_000 },
@@ -504,4 +572,32 @@ test('spreading: members sharing a node while a node is free get one more member
   assert.equal(plan(healthy(['a', 'b', 'c'], { pods: pods.map((p) => ({ ...p, ready: p.name !== 'a' })), spreadTo: ['n3'] })).type, 'Wait');
   const moved = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, pods: [...pods, pod('d', { node: 'n3' })] });
   assert.deepEqual(plan(moved), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' }, 'one of those sharing n2 goes, not a (alone, leading) nor d');
+});
+
+test('found by the liveness property: what used to wait for ever now acts or says what a person must do (issue 32)', () => {
+  // Quorum lost, a member on a volume silent past the threshold: restarted on its data, no quorum needed.
+  const lost = healthy(['a', 'b', 'c'], { claims: ['b'], pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })], health: [health('a', { isLeader: true })], silentForMs: { b: 90_000, c: 90_000 } });
+  assert.deepEqual(plan(lost), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'quorum lost and it answered nothing past the threshold; restarting it on its data' });
+  // Without a volume nothing brings them back: a person is told, nothing is removed.
+  assert.equal((plan({ ...lost, claims: [] }) as { cause?: string }).cause, 'TooFewAnswering');
+  // A repair the desired size forbids, with nothing to come back by itself: a person may lower spec.size.
+  const short = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b')], health: [health('a', { isLeader: true }), health('b')] });
+  const blocked = plan(short);
+  assert.equal((blocked as { cause?: string }).cause, 'TooFewAnswering');
+  assert.match((blocked as { reason: string }).reason, /lower spec\.size to at most 3/);
+  // A learner casts no vote: its removal needs no quorum of answering voters.
+  const learner = healthy(['a', 'b', 'c', 'd'], { desiredSize: 4, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
+    health: [health('a', { isLeader: true })], silentForMs: { d: 120_000 } });
+  assert.equal(plan(learner).type, 'RemoveMember');
+  // A bootstrap pod on a lost node, or whose data is gone, cannot finish the bootstrap: a person decides.
+  const initial = ['a', 'b'];
+  const stalled = healthy([], { desiredSize: 2, bootstrapped: false, members: [member('a'), member('b', { started: false })],
+    pods: [pod('a', { bootstrapMembers: initial }), pod('b', { bootstrapMembers: initial, nodeLost: true, ready: false })] });
+  assert.equal((plan(stalled) as { cause?: string }).cause, 'BootstrapStalled');
+  // One that failed after its etcd ran is restarted on its claim instead.
+  const failed = { ...stalled, claims: initial, pods: [pod('a', { bootstrapMembers: initial }), pod('b', { bootstrapMembers: initial, phase: 'Failed', ready: false })] };
+  assert.deepEqual(plan(failed), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'its pod failed after its etcd ran; restarting it on its data' });
+  // No member answers and the only pods are on lost nodes: a person is told.
+  const cut = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { nodeLost: true, node: 'n1', ready: false })] });
+  assert.equal((plan(cut) as { cause?: string }).cause, 'NodeLost');
 });

@@ -3,9 +3,9 @@ import { ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import { rfc3339 } from '../../runtime/time.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
-import type { RetainedClaim } from '../../etcd/planner.js';
+import type { ClaimMarks, RetainedClaim } from '../../etcd/planner.js';
 import { ANNOTATION_MEMBER_REMOVED } from '../../k8s/labels.js';
-import { adoptedFrom, claimCluster, claimOwnership, ownedAsPolicySays, removedMember } from '../../k8s/member-claim.js';
+import { adoptedFrom, claimBootstrap, claimCluster, claimOwnership, memberStarted, ownedAsPolicySays, removedMember, startedPatch } from '../../k8s/member-claim.js';
 import type { ClaimRetention } from '../../k8s/member-claim.js';
 
 const MERGE = 'application/merge-patch+json';
@@ -28,8 +28,39 @@ export function sortClaims(labelled: V1PersistentVolumeClaim[], uid: string, boo
   const live = labelled.filter((c) => !c.metadata?.deletionTimestamp);
   const adopting = (c: V1PersistentVolumeClaim): boolean => offerRetained && !bootstrapped && adoptedFrom(c) !== undefined;
   const own = live.filter((c) => claimCluster(c) === uid && !adopting(c));
-  const retained = offerRetained ? live.filter((c) => !own.includes(c)).map((c) => ({ name: c.metadata?.name ?? '', removed: removedMember(c) })) : [];
+  const retained = offerRetained ? live.filter((c) => !own.includes(c)).map(retainedClaim) : [];
   return { own, retained };
+}
+
+/** What the planner knows of a claim a deleted cluster of the name left; an adopted one keeps the incarnation it came from. */
+const retainedClaim = (c: V1PersistentVolumeClaim): RetainedClaim => ({
+  name: c.metadata?.name ?? '',
+  removed: removedMember(c),
+  incarnation: adoptedFrom(c) ?? claimCluster(c) ?? '',
+  neverRan: memberStarted(c) === false,
+  createdMs: c.metadata?.creationTimestamp ? new Date(c.metadata.creationTimestamp).getTime() : 0,
+});
+
+/** What the cluster's own claims say of themselves (see ClaimMarks). */
+export function claimMarks(own: V1PersistentVolumeClaim[]): ClaimMarks {
+  const named = (cs: V1PersistentVolumeClaim[]): string[] => cs.map((c) => c.metadata?.name ?? '').sort();
+  const setAside = own.filter(removedMember);
+  const bootstrapMembers = own.filter((c) => !removedMember(c)).map(claimBootstrap).find((b) => b !== undefined);
+  return {
+    neverRan: named(own.filter((c) => memberStarted(c) === false)), started: named(own.filter((c) => memberStarted(c) === true)),
+    setAside: named(setAside), ...(bootstrapMembers ? { bootstrapMembers } : {}),
+  };
+}
+
+/**
+ * Records on each of the cluster's claims whose member's etcd is seen to have run that it did (claims of
+ * earlier versions, which say nothing, too): from then on it may hold data, and is never taken for empty.
+ */
+export async function recordStarts(transport: ApiTransport, a: ClusterAddress, own: V1PersistentVolumeClaim[], ran: (member: string) => boolean): Promise<void> {
+  for (const c of own) {
+    const name = c.metadata?.name ?? '';
+    if (memberStarted(c) !== true && ran(name)) await transport.call('PATCH', claimPath(a, name), startedPatch, MERGE).catch(ignoreStatus(404));
+  }
 }
 
 /**

@@ -95,6 +95,9 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'DeleteClaim':
       await deleteClaim(x, action.member);
       return 1000;
+    case 'SetClaimAside':
+      await markRemoved(x.transport, x.address, action.member, Date.now());
+      return 200;
     case 'DeletePod':
       await deleteMember(x, action.member, action.deleteClaim, action.force);
       return 1000;
@@ -115,6 +118,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'QuorumLost':
     case 'CorruptionUndecided':
     case 'UpgradeRefused':
+    case 'Blocked':
       return 30_000;
     // Recorded in status by the reconciler; nothing to do in the cluster itself.
     case 'StartRebuild':
@@ -151,7 +155,7 @@ async function createMember(
   // a claim made anew would be empty: the member would rejoin having forgotten what it acknowledged.
   const started = state === 'existing' && (x.members === undefined || x.members.some((m) => memberName(m) === member && m.name !== ''));
   const claimMade = claimSpec && !started
-    ? await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec)))
+    ? await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec), bootstrapMembers))
       .then(() => true, (err: unknown) => { ignoreStatus(409)(err); return false; })
     : false;
   const pod = memberPod({

@@ -25,8 +25,9 @@ import { nodeState } from '../../k8s/node-state.js';
 import { SpreadAttempts, freeNodes, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
+import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
-import { TROUBLE_REASONS } from './pod-trouble.js';
+import { TROUBLE_REASONS, etcdNeverRan } from './pod-trouble.js';
 import { clusterState } from './views.js';
 import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
@@ -37,7 +38,7 @@ import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
 import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention } from '../../k8s/member-claim.js';
-import { ensureClaimOwnership, sortClaims } from './claims.js';
+import { claimMarks, ensureClaimOwnership, recordStarts, sortClaims } from './claims.js';
 import type { SortedClaims } from './claims.js';
 import { siblingPath } from '../../storage/locate.js';
 
@@ -75,7 +76,6 @@ const WARNED_CONDITIONS: [string, (c: Condition) => boolean][] = [
   ['Degraded', (c) => c.status === 'True' && [...TROUBLE_REASONS, 'Refused'].some((r) => r === c.reason)],
   ['MembersSpread', (c) => c.status === 'False'],
 ];
-const WARNINGS: Action['type'][] = ['QuorumLost', 'CorruptionUndecided', 'UpgradeRefused', 'StartRebuild', 'StartSurvivorRecovery'];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
@@ -123,6 +123,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const claims = sortClaims(d.claims.withLabels(clusterLabels(name), namespace), uid, cluster.status?.bootstrapped ?? false, restore === undefined);
     await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
     const pods = d.pods.ownedBy(uid);
+    await recordStarts(d.transport, address, claims.own, (member) => pods.some((p) => p.metadata?.name === member && !etcdNeverRan(p)));
     const cached = await observe(pods, nodesOf(pods, (n) => Promise.resolve(d.nodes.get(undefined, n))), claims, etcd, address, false);
     // Not an action of the plan: it changes nothing in etcd, only lets clients reach members that are voters.
     await openVoterGates(d.transport, gatesToOpen(pods, cached.etcdView.members), Date.now());
@@ -184,7 +185,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
     if (!QUIET.includes(action.type) && !outcome.refused && !refusal) {
-      await d.events.record(involved, WARNINGS.includes(action.type) ? 'Warning' : 'Normal', action.type, told);
+      const event = actionEvent(action);
+      await d.events.record(involved, event.type, event.reason, told);
     }
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };
@@ -241,7 +243,7 @@ async function nodesOf(pods: V1Pod[], read: (name: string) => Promise<V1Node | u
 async function observe(pods: V1Pod[], nodes: Promise<Map<string, V1Node>>, claims: SortedClaims, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
   const liveClaims = claims.own;
   const etcdView = await observeEtcd(etcd, address, pods, linearizable);
-  const observed: Observed = { pods, nodes: await nodes, claims: liveClaims.map((c) => c.metadata?.name ?? ''), retained: claims.retained, ...etcdView };
+  const observed: Observed = { pods, nodes: await nodes, claims: liveClaims.map((c) => c.metadata?.name ?? ''), claimMarks: claimMarks(liveClaims), retained: claims.retained, ...etcdView };
   return { observed, liveClaims, etcdView };
 }
 

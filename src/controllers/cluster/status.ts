@@ -1,6 +1,6 @@
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { Action, ClusterState, NoSpaceRecovery, PodView } from '../../etcd/planner.js';
-import { answering, quorum, rollout, votersOf } from '../../etcd/planner.js';
+import { agreedLeader, countAnswering, countServing, quorum, rollout, votersOf } from '../../etcd/planner.js';
 import { lowestVersion } from '../../etcd/versions.js';
 import type { EtcdStatus } from '../../etcd/client.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
@@ -13,7 +13,7 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
 }
 
 const BUSY: Action['type'][] = [
-  'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'Wait',
+  'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'SetClaimAside', 'Wait',
   'Compact', 'Defragment', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
 ];
 
@@ -78,6 +78,8 @@ export interface Refusal {
 
 function degraded(s: ClusterState, action: Action, expected: number, unready: string[], rebuild: Rebuild | undefined, refusal?: Refusal): Omit<Condition, 'lastTransitionTime'> {
   if (action.type === 'QuorumLost' || action.type === 'CorruptionUndecided') return { type: 'Degraded', status: 'True', reason: action.type, message: action.reason };
+  // What a person must do comes first: it is why nothing else moves.
+  if (action.type === 'Blocked') return { type: 'Degraded', status: 'True', reason: action.cause, message: action.reason };
   if (refusal) return { type: 'Degraded', status: 'True', ...refusal };
   if (rebuild && !rebuild.completedAt) {
     return { type: 'Degraded', status: 'True', reason: 'RebuildingFromBackup', message: `a majority was lost; rebuilding from EtcdBackup ${rebuild.backup} at revision ${rebuild.revision}` };
@@ -97,6 +99,13 @@ function degraded(s: ClusterState, action: Action, expected: number, unready: st
   if (unready.length > 0) return { type: 'Degraded', status: 'True', reason: 'MembersUnready', message: `unready: ${unready.join(', ')}` };
   if (expected === 0) return { type: 'Degraded', status: 'True', reason: 'NoMembers', message: 'no member pod runs yet' };
   return { type: 'Degraded', status: 'False', reason: 'AllMembersReady', message: `all ${expected} members ready` };
+}
+
+/** Why the cluster does not serve: not up yet, no quorum answering, or a quorum answering with no leader they agree on. */
+function unavailable(bootstrapped: boolean, voters: number, answering: number, detail: string): { reason: string; message: string } {
+  if (!bootstrapped) return { reason: 'Bootstrapping', message: detail };
+  if (voters > 0 && answering >= quorum(voters)) return { reason: 'NoLeader', message: `${answering} of ${voters} members answer but agree on no leader; ${detail}` };
+  return { reason: 'NoQuorum', message: detail };
 }
 
 type Rebuild = NonNullable<ClusterStatus['rebuild']>;
@@ -138,8 +147,11 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const survivor = survivorRecord(prev, action, now);
   const rebuilding = (rebuild !== undefined && !rebuild.completedAt) || (survivor !== undefined && !survivor.completedAt);
   const voters = votersOf(s.members);
-  const healthyVoters = answering(voters, s.health);
-  const available = bootstrapped && voters.length > 0 && healthyVoters >= quorum(voters.length);
+  // Available means served: a quorum of the voters follows one leader they agree on. Members that all answer
+  // their status call but elect no leader serve nothing, and a restore must not complete on them.
+  const serving = countServing(voters, s.health);
+  const leader = agreedLeader(voters, s.health)?.name;
+  const available = bootstrapped && voters.length > 0 && serving >= quorum(voters.length);
   // Who should be serving: etcd's member list when a member answered; else the member pods and the membership
   // status recorded. A cluster none of whose members answers has none ready, never "all".
   const memberNames = new Set(s.members ? s.members.map((m) => m.name)
@@ -147,7 +159,6 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const memberPods = s.pods.filter((p) => memberNames.has(p.name) && !p.terminating);
   const ready = memberPods.filter((p) => p.ready).map((p) => p.name).sort();
   const unready = [...memberNames].filter((n) => !ready.includes(n)).sort();
-  const leader = s.health.find((h) => h.isLeader)?.name;
   // The lowest version a member reports: etcd's cluster version cannot be above it.
   const current = lowestVersion(versions) ?? prev?.currentVersion;
   const { verdict, stale } = rollout(s);
@@ -184,8 +195,8 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     clientPort: CLIENT_PORT,
     conditions: [
       condition(prev?.conditions, available
-        ? { type: 'Available', status: 'True', reason: 'QuorumHealthy', message: `${healthyVoters} of ${voters.length} members healthy` }
-        : { type: 'Available', status: 'False', reason: bootstrapped ? 'NoQuorum' : 'Bootstrapping', message: detail }, now),
+        ? { type: 'Available', status: 'True', reason: 'QuorumHealthy', message: `${serving} of ${voters.length} members healthy, following leader ${leader ?? ''}` }
+        : { type: 'Available', status: 'False', ...unavailable(bootstrapped, voters.length, countAnswering(voters, s.health), detail) }, now),
       condition(prev?.conditions, busy
         ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),

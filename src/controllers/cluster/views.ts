@@ -1,5 +1,5 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { BackupView, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../etcd/planner.js';
+import type { BackupView, ClaimMarks, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../etcd/planner.js';
 import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
@@ -67,7 +67,7 @@ export function podView(pod: V1Pod, node?: V1Node): PodView {
 export const memberView = (m: EtcdMember): MemberView => ({ id: m.id, name: memberName(m), isLearner: m.isLearner, started: m.name !== '' });
 
 export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({
-  name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId, revision: s.revision, dbSize: s.dbSize, dbSizeInUse: s.dbSizeInUse,
+  name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId, leaderId: s.leaderId, revision: s.revision, dbSize: s.dbSize, dbSizeInUse: s.dbSizeInUse,
 });
 
 /** What a pass observes: the cluster's pods and claims, and etcd's view through them. */
@@ -76,6 +76,7 @@ export interface Observed extends EtcdView {
   /** The nodes the pods are on, by name (a node missing here is judged neither lost nor drained). */
   nodes: Map<string, V1Node>;
   claims: string[];
+  claimMarks: ClaimMarks;
   retained: RetainedClaim[];
 }
 
@@ -120,6 +121,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     bootstrapped: cluster.status?.bootstrapped ?? false,
     pods: o.pods.map((p) => podView(p, o.nodes.get(p.spec?.nodeName ?? ''))),
     claims: o.claims,
+    claimMarks: o.claimMarks,
     // The backup's claim may attach to one node only (ReadWriteOnce): one founder restores from it.
     ...(restore?.volume ? { singleFounder: true } : {}),
     retained: o.retained,

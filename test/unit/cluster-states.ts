@@ -1,0 +1,87 @@
+// Generated cluster states for the planner's property tests (planner-invariants, planner-liveness).
+import fc from 'fast-check';
+import type { AlarmView, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../src/etcd/planner.js';
+
+export const NAMES = ['a', 'b', 'c', 'd', 'e'] as const;
+const VERSIONS = ['3.5.17', '3.6.5'];
+
+/** Some of the names, in order. */
+const someNames: fc.Arbitrary<string[]> = fc.subarray<string>([...NAMES]);
+
+const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
+  phase: fc.constantFrom<PodView['phase']>('Pending', 'Running', 'Running', 'Failed', 'Unknown'),
+  ready: fc.boolean(), terminating: fc.boolean(), version: fc.constantFrom(...VERSIONS), config: fc.constantFrom('', 'x'),
+  forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
+  neverRan: fc.boolean(), specGeneration: fc.integer({ min: 1, max: 3 }),
+  // Its node's state: mostly fine, sometimes lost (NotReady), sometimes being drained; two members may share one.
+  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining'), on: fc.constantFrom('n1', 'n2', 'n3'),
+}).map(({ bootstrap, neverRan, node, on, ...p }) => ({
+  name, ...p, node: on, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}),
+  ...(node === 'lost' ? { nodeLost: true as const } : node === 'draining' ? { nodeDraining: true as const } : {}),
+}));
+
+const memberOf = (name: string): fc.Arbitrary<MemberView> =>
+  fc.record({ isLearner: fc.boolean(), started: fc.boolean() }).map((m) => ({ id: `id-${name}`, name, ...m }));
+
+const healthOf = (name: string): fc.Arbitrary<MemberHealth> => fc.record({
+  raftIndex: fc.integer({ min: 0, max: 3000 }), revision: fc.integer({ min: 1, max: 1000 }), dbSize: fc.integer({ min: 0, max: 2 ** 31 }),
+}).map((h) => ({ name, isLeader: false, leaderId: '', dbSizeInUse: Math.floor(h.dbSize / 2), ...h }));
+
+/**
+ * A claim a deleted cluster of the name left: of one of two earlier incarnations (u1 made before u2) or of
+ * one that cannot be told (a claim of an early version without the cluster's UID), its member removed or
+ * not, never run on or not.
+ */
+const retainedClaim: fc.Arbitrary<RetainedClaim> = fc.record({
+  name: fc.constantFrom('p', 'q', 'r', 's'), removed: fc.boolean(), incarnation: fc.constantFrom('u1', 'u2', ''), neverRan: fc.boolean(),
+  after: fc.integer({ min: 0, max: 999 }),
+}).map(({ after, ...c }) => ({ ...c, createdMs: (c.incarnation === 'u1' ? 1000 : c.incarnation === 'u2' ? 2000 : 0) + after }));
+
+/**
+ * Cluster states of up to five members, any mix of pods (on live, lost or draining nodes, their data lost or
+ * not), claims (never run on, set aside, recording a bootstrap), claims of earlier incarnations, members,
+ * answers, alarms and timings, with or without the membership status records.
+ */
+export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
+  desiredSize: fc.integer({ min: 1, max: 5 }), generation: fc.integer({ min: 1, max: 3 }),
+  bootstrapped: fc.boolean(),
+  podNames: someNames, claims: someNames, memberNames: fc.option(someNames, { nil: undefined }), answering: someNames,
+  leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
+  // No membership recorded at all (status of an earlier version, an adopted cluster) as often as some.
+  recordedMembers: fc.oneof(fc.constant<string[]>([]), someNames),
+  neverRan: someNames, started: someNames, setAside: fc.oneof({ weight: 3, arbitrary: fc.constant<string[]>([]) }, { weight: 1, arbitrary: someNames }),
+  claimedBootstrap: fc.option(someNames.filter((b) => b.length > 0), { nil: undefined }),
+  silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
+  stranded: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 100_000 })),
+  spreadTo: fc.option(fc.constant(['free']).map((f) => [...f]), { nil: undefined }),
+  unclaimed: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 2_000_000 })),
+  alarms: fc.array(fc.record({ memberId: fc.constantFrom('0', ...NAMES.map((n) => `id-${n}`)), alarm: fc.constantFrom<AlarmView['alarm']>('NOSPACE', 'CORRUPT') }), { maxLength: 2 }),
+  targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
+  rebuildFrom: fc.option(fc.constant({ backup: 'b', path: 'p', revision: 5 }), { nil: undefined }),
+  rebuild: fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.record({ cleared: fc.boolean() }) }),
+  hashes: fc.option(fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 })), { nil: undefined }),
+  // Claims a deleted cluster of the name left: rare, as in life, so that most states exercise the other rules.
+  retained: fc.oneof({ weight: 4, arbitrary: fc.constant<RetainedClaim[]>([]) }, { weight: 1, arbitrary: fc.uniqueArray(retainedClaim, { selector: (c) => c.name, maxLength: 4 }) }),
+}).chain((g) => fc.record({
+  pods: fc.tuple(...g.podNames.map(podOf)),
+  members: g.memberNames === undefined ? fc.constant(undefined) : fc.tuple(...g.memberNames.map(memberOf)),
+  health: fc.tuple(...(g.memberNames ?? []).filter((n) => g.answering.includes(n)).map(healthOf)),
+}).map(({ pods, members, health }): ClusterState => ({
+  desiredSize: g.desiredSize, generation: g.generation, paused: false, bootstrapped: g.bootstrapped,
+  pods, claims: g.claims, retained: g.retained, members, recordedMembers: g.recordedMembers,
+  claimMarks: {
+    // A claim says its member never ran, or that it did, or (an earlier version's) nothing.
+    neverRan: g.neverRan.filter((n) => g.claims.includes(n)), started: g.started.filter((n) => g.claims.includes(n) && !g.neverRan.includes(n)),
+    setAside: g.setAside.filter((n) => g.claims.includes(n)),
+    ...(g.claimedBootstrap ? { bootstrapMembers: g.claimedBootstrap } : {}),
+  },
+  // Those that answer follow the leader, if there is one; a member that leads follows itself.
+  health: health.map((h) => ({ ...h, isLeader: h.name === g.leader, leaderId: g.leader ? `id-${g.leader}` : '' })),
+  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
+  targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
+  ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
+  ...(g.spreadTo ? { spreadTo: g.spreadTo } : {}),
+  ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
+  ...(g.rebuild ? { rebuild: g.rebuild } : {}),
+  ...(g.hashes ? { corruptionCheck: { revision: 50, hashes: g.hashes } } : {}),
+})));
