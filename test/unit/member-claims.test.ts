@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { claimMarks, recordStarts, sortClaims } from '../../src/controllers/cluster/claims.js';
-import { claimBootstrap, claimCluster, claimOwnership, memberClaim, memberStarted, ownedAsPolicySays } from '../../src/k8s/member-claim.js';
+import { claimBootstrap, claimCluster, claimOwnership, memberClaim, memberStarted, ownedAsPolicySays, removedForMs } from '../../src/k8s/member-claim.js';
 import { ANNOTATION_ADOPTED_FROM, ANNOTATION_CLUSTER_UID, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_MEMBER_REMOVED, ANNOTATION_MEMBER_STARTED } from '../../src/k8s/labels.js';
 import type { ApiTransport } from '../../src/runtime/transport.js';
 import { ownedByCluster } from '../../src/k8s/owner.js';
@@ -31,6 +31,13 @@ test('a claim made before the policy existed belongs to its owner, and is brough
     { metadata: { annotations: { [ANNOTATION_CLUSTER_UID]: 'u1', [ANNOTATION_ADOPTED_FROM]: null }, ownerReferences: null } });
 });
 
+test('a removed member\'s claim counts its grace period from the removal recorded on it, whenever this process first saw it', () => {
+  const removed = claim('gone', { [ANNOTATION_MEMBER_REMOVED]: '2026-11-24T00:00:00Z' });
+  assert.equal(removedForMs(removed, Date.parse('2026-11-24T00:05:00Z')), 300_000);
+  assert.equal(removedForMs(claim('kept', {}), Date.parse('2026-11-24T00:05:00Z')), 0, 'no removal recorded: none counted');
+  assert.equal(removedForMs(removed, Date.parse('2026-11-23T23:00:00Z')), 0, 'a clock behind the record counts nothing, never less');
+});
+
 test('claims are sorted into the cluster\'s own and those a deleted cluster of the name left, unless a restore starts from a snapshot', () => {
   const claims = [
     claim('own', { [ANNOTATION_CLUSTER_UID]: 'u2' }),
@@ -45,6 +52,8 @@ test('claims are sorted into the cluster\'s own and those a deleted cluster of t
     { name: 'removed', removed: true, incarnation: 'u1', neverRan: false, createdMs: 0 },
   ]);
   assert.deepEqual(sortClaims(claims, 'u2', false, false).retained, []);
+  // Read in another order (a fresh list against the watch cache), sorted the same: a confirmation picks the same claim.
+  assert.deepEqual(sortClaims([...claims].reverse(), 'u2', false, true), sorted);
 });
 
 test('an adoption that status does not record yet is finished, not taken for a bootstrap of unknown plan; once recorded, the claim is the cluster\'s', () => {

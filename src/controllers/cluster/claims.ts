@@ -25,7 +25,10 @@ export interface SortedClaims {
  * its own, adopted ones included).
  */
 export function sortClaims(labelled: V1PersistentVolumeClaim[], uid: string, bootstrapped: boolean, offerRetained: boolean): SortedClaims {
-  const live = labelled.filter((c) => !c.metadata?.deletionTimestamp);
+  // In name order, whatever order they were read in: a plan made from the watch cache is confirmed by one made
+  // from a fresh list, and the two must pick the same claim when the rule picks the first of several.
+  const live = labelled.filter((c) => !c.metadata?.deletionTimestamp)
+    .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   const adopting = (c: V1PersistentVolumeClaim): boolean => offerRetained && !bootstrapped && adoptedFrom(c) !== undefined;
   const own = live.filter((c) => claimCluster(c) === uid && !adopting(c));
   const retained = offerRetained ? live.filter((c) => !own.includes(c)).map(retainedClaim) : [];
