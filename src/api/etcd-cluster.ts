@@ -199,6 +199,10 @@ export const clusterSpec = object({
     rule: 'has(self.TLS) == has(oldSelf.TLS) && (!has(self.TLS) || (has(self.TLS.static) == has(oldSelf.TLS.static)'
       + ' && (has(self.TLS.auto) && self.TLS.auto) == (has(oldSelf.TLS.auto) && oldSelf.TLS.auto)))',
     message: 'TLS cannot be turned on or off, or switched between static and auto, on an existing cluster',
+  }, {
+    // A survivor is restarted alone on its data: an emptyDir goes with the pod, so there would be nothing to restart on.
+    rule: '!has(self.restorePolicy) || !has(self.restorePolicy.fromSurvivor) || (has(self.pod) && has(self.pod.persistentVolumeClaimSpec))',
+    message: 'restorePolicy.fromSurvivor needs members on volumes (pod.persistentVolumeClaimSpec): a survivor restarted alone without one comes back empty',
   }],
 });
 

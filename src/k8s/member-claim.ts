@@ -61,6 +61,15 @@ export function ownedAsPolicySays(c: V1PersistentVolumeClaim, clusterUid: string
 }
 
 export const removedMember = (c: V1PersistentVolumeClaim): boolean => c.metadata?.annotations?.[ANNOTATION_MEMBER_REMOVED] !== undefined;
+
+/**
+ * How long ago the claim's member was removed, by the time recorded on it (0 when none is): the claim's grace
+ * period counts from then, not from when this process first saw it, so an operator restart does not begin it again.
+ */
+export function removedForMs(c: V1PersistentVolumeClaim, nowMs: number): number {
+  const at = Date.parse(c.metadata?.annotations?.[ANNOTATION_MEMBER_REMOVED] ?? '');
+  return Number.isFinite(at) ? Math.max(0, nowMs - at) : 0;
+}
 export const adoptedFrom = (c: V1PersistentVolumeClaim): string | undefined => c.metadata?.annotations?.[ANNOTATION_ADOPTED_FROM];
 
 /**

@@ -37,7 +37,7 @@ import type { Refusal } from './status.js';
 import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
 import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
-import { claimRetention } from '../../k8s/member-claim.js';
+import { claimRetention, removedForMs } from '../../k8s/member-claim.js';
 import { claimMarks, ensureClaimOwnership, recordStarts, sortClaims } from './claims.js';
 import type { SortedClaims } from './claims.js';
 import { siblingPath } from '../../storage/locate.js';
@@ -227,7 +227,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     return {
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
       strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
-      unclaimedForMs: byName(unclaimed.observe(scope, orphaned.map(keyOf), nowMs)),
+      unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, orphaned.map(keyOf), nowMs)))
+        .map(([name, ms]) => [name, Math.max(ms, ...orphaned.filter((c) => c.metadata?.name === name).map((c) => removedForMs(c, Date.now())))])),
     };
   }
 }
