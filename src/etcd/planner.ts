@@ -222,7 +222,7 @@ export type Action =
   | { type: 'RemoveMember'; memberId: string; member: string; reason: string }
   | { type: 'MoveLeader'; toMemberId: string; to: string; reason: string }
   /** `force`: deleted at once, without waiting for a kubelet that does not answer (only a pod of no listed member). */
-  | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string; force?: true }
+  | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string; force?: true; notMember?: true }
   | { type: 'DeleteClaim'; member: string; reason: string }
   /** Marks the claim as a removed member's: never restarted (nor adopted), deleted after the grace period. */
   | { type: 'SetClaimAside'; member: string; reason: string }
@@ -545,7 +545,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 
   // 4. Repairs.
   const orphan = pods.find((p) => !members.some((m) => m.name === p.name));
-  if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: false, reason: 'pod is not a member of the cluster', ...(orphan.nodeLost ? { force: true } : {}) };
+  if (orphan) return { type: 'DeletePod', member: orphan.name, deleteClaim: false, reason: 'pod is not a member of the cluster', notMember: true, ...(orphan.nodeLost ? { force: true } : {}) };
   // A removed member's pod on a lost node never stops: the kubelet that would stop it does not answer. Out of
   // etcd's member list it can never rejoin (the fence), so the pod is deleted without waiting for the node;
   // should the node come back, its kubelet stops whatever still runs there.

@@ -212,7 +212,7 @@ test('scale down removes a non-leader, one at a time', () => {
 
 test('a pod that is not a member is deleted; its claim stays for the grace period', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c'), pod('old')] });
-  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'old', deleteClaim: false, reason: 'pod is not a member of the cluster' });
+  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'old', deleteClaim: false, reason: 'pod is not a member of the cluster', notMember: true });
 });
 
 test('a member whose pod is gone rejoins on its volume, or without one is removed for replacement', () => {
@@ -543,7 +543,7 @@ test('node loss: the removed member\'s pod is deleted at once (force) wherever i
   const stuck = plan({ ...base, pods: [...base.pods, pod('c', { nodeLost: true, terminating: true, node: 'n3' })] });
   assert.deepEqual(stuck, { type: 'DeletePod', member: 'c', deleteClaim: false, force: true, reason: 'member removed; its node n3 is lost, so its pod is deleted without waiting for the node' });
   const running = plan({ ...base, pods: [...base.pods, pod('c', { nodeLost: true })] });
-  assert.deepEqual(running, { type: 'DeletePod', member: 'c', deleteClaim: false, force: true, reason: 'pod is not a member of the cluster' });
+  assert.deepEqual(running, { type: 'DeletePod', member: 'c', deleteClaim: false, force: true, reason: 'pod is not a member of the cluster', notMember: true });
   const elsewhere = plan({ ...base, pods: [...base.pods, pod('c', { terminating: true })] });
   assert.equal(elsewhere.type, 'AddMember', 'a stopping pod on a live node is left to stop');
   // A listed member's pod is never force-deleted: it could still run, and a pod of the same name would join beside it.

@@ -25,6 +25,7 @@ import { nodeState } from '../../k8s/node-state.js';
 import { SpreadAttempts, freeNodes, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
+import { irreversible } from './irreversible.js';
 import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
 import { TROUBLE_REASONS, etcdNeverRan } from './pod-trouble.js';
@@ -65,10 +66,6 @@ export interface ClusterReconcilerDeps {
 }
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
-/** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
-const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
-/** A forced pod deletion drops the pod object while its containers may still run: it must be of a removed member. */
-const irreversible = (a: Action): boolean => IRREVERSIBLE.includes(a.type) || (a.type === 'DeletePod' && a.force === true);
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /** Conditions that, in these states, are also a Warning Event: a fault of the spec or of the nodes, a shared failure domain. */
