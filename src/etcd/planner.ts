@@ -5,7 +5,8 @@
  *
  * Rules, in order of precedence:
  * 1. Paused: nothing. A rebuild from backup first removes every member of the lost cluster. A recovery
- *    from a survivor restarts it alone with --force-new-cluster, then again without, before anything else.
+ *    from a survivor restarts it alone with --force-new-cluster, sets aside the claims of the members that
+ *    dropped, then restarts it without the flag, before anything else.
  * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
  *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
  *    A restore from a backup's claim starts one founder only (the claim may attach to one node at a time).
@@ -21,7 +22,8 @@
  *    then deleted without waiting for the node, and it is replaced on a live node, volume or not; a member
  *    whose pod failed or that answered nothing past the threshold is restarted on its volume or, without
  *    one, replaced. Removal needs answering voters for a quorum of the rest and of the desired size; the
- *    leader hands leadership over first. A removed member's claim is kept for a grace period, then deleted.
+ *    leader hands leadership over first. A removed member's claim (any claim whose member etcd no longer
+ *    lists) is set aside, kept for a grace period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.
@@ -610,6 +612,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (s.claims.includes(broken.name)) return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: `${why}; restarting it on its data` };
     return removal(s, broken, `${why}; replacing it`, voters, leader);
   }
+  // A claim whose member etcd no longer lists (dropped by a recovery from a survivor, or removed by an
+  // operator stopped before it marked the claim) is set aside: nothing may restart it any more.
+  const dropped = droppedClaim(s, members.map((m) => m.name));
+  if (dropped) return setAsideDropped(dropped);
   const expired = Object.entries(s.unclaimedForMs).find(([name, ms]) => ms > s.claimGraceMs && !members.some((m) => m.name === name) && !s.pods.some((p) => p.name === name));
   if (expired) return { type: 'DeleteClaim', member: expired[0], reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
 
@@ -713,6 +719,10 @@ function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: 
   const leads = s.health.some((h) => h.name === rec.survivor && h.isLeader);
   const alone = s.members?.length === 1 && s.members[0]?.name === rec.survivor;
   if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
+  // --force-new-cluster dropped every other member without a removal: their claims are set aside as removed
+  // members' are, before anything else, so that no adoption restarts them on data naming the old membership.
+  const dropped = droppedClaim(s, [rec.survivor]);
+  if (dropped) return setAsideDropped(dropped);
   if (pod.forced) return { type: 'RestartSurvivor', survivor: rec.survivor };
   return { type: 'CompleteSurvivorRecovery', survivor: rec.survivor };
 }
@@ -830,6 +840,12 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
   return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };
 }
 
+/** A claim of the cluster's, not set aside, whose member is not among `members` (etcd's member list). */
+const droppedClaim = (s: ClusterState, members: string[]): string | undefined => liveClaims(s).find((c) => !members.includes(c));
+
+const setAsideDropped = (member: string): Action =>
+  ({ type: 'SetClaimAside', member, reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
+
 /** A rebuild from backup under way, still removing what is left of the lost cluster. */
 const clearingForRebuild = (s: ClusterState): boolean => s.rebuild !== undefined && !s.rebuild.cleared;
 
@@ -888,6 +904,8 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     const { answering, needed } = afterRemoval(s, a.member);
     return answering >= needed;
   },
+  'set aside only the claim of a member etcd does not list (or, in a rebuild, of the lost cluster)': (s, a) =>
+    a.type !== 'SetClaimAside' || clearingForRebuild(s) || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
   'never delete the claim of a listed member': (s, a) =>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
   'a claim that may hold data is deleted only after the grace period': (s, a) => {

@@ -242,7 +242,7 @@ test('an unready member that answers is never replaced, however long it is unrea
 });
 
 test('a removed member\'s claim is deleted only after the grace period, and never a member\'s', () => {
-  const s = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c', 'old'], unclaimedForMs: { old: 60_000 } });
+  const s = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c', 'old'], claimMarks: { neverRan: [], started: [], setAside: ['old'] }, unclaimedForMs: { old: 60_000 } });
   assert.equal(plan(s).type, 'Steady', 'within the grace period it stays');
   assert.deepEqual(plan({ ...s, unclaimedForMs: { old: 700_000 } }), { type: 'DeleteClaim', member: 'old', reason: 'claim of no member for 600 s' });
   assert.equal(plan({ ...s, unclaimedForMs: { a: 700_000 } }).type, 'Steady', 'a member\'s claim, whatever the clock says');
@@ -453,6 +453,18 @@ test('recovery from a survivor: the furthest one, alone with --force-new-cluster
     'restarted without the flag');
   assert.deepEqual(plan({ ...alone, survivorRecovery: { survivor: 'a', forced: true }, pods: [pod('a')] }), { type: 'CompleteSurvivorRecovery', survivor: 'a' });
   assert.equal(plan({ ...alone, survivorRecovery: undefined, pods: [pod('a')] }).type, 'AddMember', 'then it scales back out');
+});
+
+test('a recovery from a survivor sets aside the claims of the members --force-new-cluster dropped, before anything else (issue 32, review 1)', () => {
+  const marks = { neverRan: [], started: ['a', 'b', 'c'], setAside: [] };
+  const alone = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c'], claimMarks: marks, survivorRecovery: { survivor: 'a', forced: false }, targetVersion: '3.5.35',
+    pods: [pod('a', { forced: true })], members: [member('a')], health: [health('a', { isLeader: true })] });
+  assert.deepEqual(plan(alone), { type: 'SetClaimAside', member: 'b', reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
+  assert.equal((plan({ ...alone, claimMarks: { ...marks, setAside: ['b'] } }) as { member?: string }).member, 'c');
+  assert.deepEqual(plan({ ...alone, claimMarks: { ...marks, setAside: ['b', 'c'] } }), { type: 'RestartSurvivor', survivor: 'a' });
+  // Any claim whose member etcd no longer lists (an operator stopped between the removal and the mark) likewise.
+  const removed = healthy(['a', 'b'], { desiredSize: 2, claims: ['a', 'b', 'c'], claimMarks: marks });
+  assert.deepEqual(plan(removed), { type: 'SetClaimAside', member: 'c', reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
 });
 
 test('a CORRUPT alarm is acted on only for a clear minority: no quorum agreeing, or none naming a member, is for a person (finding 4)', () => {

@@ -66,7 +66,7 @@ export interface ClusterReconcilerDeps {
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
 /** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
-const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
+const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'SetClaimAside', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /** A forced pod deletion drops the pod object while its containers may still run: it must be of a removed member. */
 const irreversible = (a: Action): boolean => IRREVERSIBLE.includes(a.type) || (a.type === 'DeletePod' && a.force === true);
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
