@@ -8,7 +8,8 @@
  *    from a survivor restarts it alone with --force-new-cluster, sets aside the claims of the members that
  *    dropped, then restarts it without the flag, before anything else.
  * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
- *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
+ *    lost mid-bootstrap are recreated with the same initial cluster (as their pods and claims record it, while
+ *    no pod, claim or member outside it is there); once every member started, mark it.
  *    A restore from a backup's claim starts one founder only (the claim may attach to one node at a time).
  *    Claims that a deleted EtcdCluster of the same name left behind are adopted instead: the cluster re-forms
  *    on their data (its members restarted as after a power loss), and never bootstraps beside them.
@@ -354,6 +355,10 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   // all gone (deleted one by one to be made again from a fixed spec, evicted, deleted by a person) resumes
   // from its claims, which the resumed pods mount, data or not.
   const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers ?? s.claimMarks.bootstrapMembers;
+  // The record outlives the bootstrap: a cluster that ran on and replaced founders, then lost its status,
+  // still shows it. Resuming it would start the removed founders anew with the original token (their old
+  // member and cluster IDs), a quorum of their own. It is this bootstrap's only while nothing else is there.
+  if (initial && !onlyBootstrapMembers(s, initial)) return unrecordedBootstrap(s);
   if (!initial) {
     // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
@@ -392,13 +397,17 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   return { type: 'Wait', awaiting: 'MembersStarting', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
 }
 
+/** Whether every pod, live claim and listed member is one of these initial members. */
+const onlyBootstrapMembers = (s: ClusterState, initial: string[]): boolean =>
+  [...s.pods.map((p) => p.name), ...liveClaims(s), ...(s.members ?? []).map((m) => m.name)].every((n) => initial.includes(n));
+
 /**
  * Pods or claims of this cluster whose status records neither a bootstrap nor its members (status lost, say):
  * founding a cluster beside them could put a second one behind the same Service, and taking them for
  * members may restart what was never one. A person says which.
  */
 function unrecordedBootstrap(s: ClusterState): Action {
-  const names = [...new Set([...s.pods.map((p) => p.name), ...s.claims])].sort();
+  const names = [...new Set([...s.pods.map((p) => p.name), ...liveClaims(s)])].sort();
   return {
     type: 'Blocked', cause: 'UnrecordedBootstrap',
     reason: `pods or claims ${names.join(', ')} of this cluster were made by no bootstrap its status records: if they hold data to keep, record them as its members `
@@ -884,6 +893,8 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     a.type !== 'Bootstrap' || (s.pods.length === 0 && liveClaims(s).length === 0 && !s.bootstrapped),
   'never bootstrap beside the claims of a deleted cluster of the same name': (s, a) =>
     a.type !== 'Bootstrap' || s.retained.length === 0,
+  'resume only a bootstrap that every pod, live claim and listed member belongs to': (s, a) =>
+    a.type !== 'ResumeBootstrap' || onlyBootstrapMembers(s, a.initialMembers),
   'adopt only before a bootstrap, with no pod or claim of its own (other than one set aside), and restart no removed member': (s, a) =>
     a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && liveClaims(s).length === 0
       && a.members.every((m) => s.retained.some((c) => c.name === m && !c.removed))),

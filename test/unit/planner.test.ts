@@ -89,6 +89,20 @@ test('a bootstrap on volumes whose pods are all gone resumes from what its claim
   assert.equal(plan({ ...stray, claimMarks: { neverRan: [], started: [], setAside: [] } }).type, 'Blocked', 'one that may hold data is a person\'s to judge');
 });
 
+test('a bootstrap record on claims or pods is trusted only while every pod, live claim and listed member is one of its members (issue 32, review 2)', () => {
+  // Founders b1, b2 were replaced by b4, b5 long ago; status is lost. The record still names b1, b2, b3.
+  const initial = ['b1', 'b2', 'b3'];
+  const s = healthy(['b3', 'b4', 'b5'], { bootstrapped: false, recordedMembers: [], pods: [pod('b3', { bootstrapMembers: initial }), pod('b4'), pod('b5')],
+    claims: ['b1', 'b2', 'b3', 'b4', 'b5'], claimMarks: { neverRan: [], started: ['b1', 'b2', 'b3', 'b4', 'b5'], setAside: ['b1', 'b2'], bootstrapMembers: initial } });
+  const blocked = plan(s);
+  assert.equal((blocked as { cause?: string }).cause, 'UnrecordedBootstrap', JSON.stringify(blocked));
+  assert.match((blocked as { reason: string }).reason, /"membership":\["b3","b4","b5"\]/);
+  // All pods gone, no member answers: the claims alone still show members outside the record.
+  assert.equal((plan({ ...s, pods: [], members: undefined, health: [] }) as { cause?: string }).cause, 'UnrecordedBootstrap');
+  // The record's own members, and nothing else: the bootstrap resumes.
+  assert.equal(plan({ ...s, pods: [], members: undefined, health: [], claims: initial, claimMarks: { neverRan: [], started: [], setAside: [], bootstrapMembers: initial } }).type, 'ResumeBootstrap');
+});
+
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
   const initial = ['a', 'b', 'c'];
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('a', { bootstrapMembers: initial, ready: false })] });
