@@ -170,7 +170,10 @@ export interface ClusterState {
    * operator's own clock; others are absent.
    */
   strandedForMs: Record<string, number>;
-  /** How long each claim of no member (not in etcd's member list, no pod) has been so, on the operator's clock. */
+  /**
+   * How long each claim of no member (not in etcd's member list, no pod), and each claim a deleted cluster of
+   * this name left whose member never ran, has been so, on the operator's clock.
+   */
   unclaimedForMs: Record<string, number>;
   /**
    * Ready, schedulable nodes with no member, where members sharing a node may be spread again; absent when
@@ -365,12 +368,13 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     const stopping = s.pods.find((p) => p.terminating);
     if (stopping?.nodeLost) return nodeLost(s);
     if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
-    // A claim that says its member never ran holds nothing, whoever made it: it is no reason not to bootstrap.
-    const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c) && !s.members?.some((m) => m.name === c));
-    if (s.pods.length === 0 && empty) return { type: 'DeleteClaim', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' };
+    // A claim that says its member never ran should hold nothing, whoever made it: it is no reason not to
+    // bootstrap. The mark may be stale (a member seen running too late to record it), so the claim is set
+    // aside, kept for the grace period, rather than deleted.
+    const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c));
+    if (s.pods.length === 0 && !s.members && empty) return { type: 'SetClaimAside', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: kept for the grace period, never restarted' };
     if (s.pods.length > 0 || liveClaims(s).length > 0) return unrecordedBootstrap(s);
-    if (s.retained.length > 0) return adoption(s.retained);
-    return { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
+    return expiredClaim(s) ?? adoption(s.retained) ?? { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
   }
   // Once every initial member has started, the cluster exists: from then on no member is ever created with
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
@@ -428,16 +432,18 @@ function bootstrapStalled(s: ClusterState, members: string[]): Action {
 }
 
 /**
- * The claims of a deleted cluster of this name hold its data. A claim whose member never ran holds nothing and
- * is no member's: it is deleted, not adopted (a data guard would refuse it for ever). Of the rest, exactly one
+ * The claims of a deleted cluster of this name hold its data. A claim whose member never ran should hold
+ * nothing and is no member's: it is not adopted (a data guard would refuse it for ever), nor a reason not to
+ * bootstrap, and it is deleted after the grace period (its mark may be stale). Of the rest, exactly one
  * incarnation is adopted, the newest (incarnations of one name follow each other): two sets of members
  * adopted together would each restart as a cluster of its own behind one Service. The others are named and
  * left alone for a person. A removed member's claim is adopted but not restarted (it goes after the grace
- * period, as it would have); with no member's data in the newest incarnation a person decides.
+ * period, as it would have); with no member's data in the newest incarnation a person decides. Undefined
+ * when no claim may hold data.
  */
-function adoption(retained: RetainedClaim[]): Action {
-  const empty = retained.find((c) => c.neverRan);
-  if (empty) return { type: 'DeleteClaim', member: empty.name, reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' };
+function adoption(all: RetainedClaim[]): Action | undefined {
+  const retained = all.filter((c) => !c.neverRan);
+  if (retained.length === 0) return undefined;
   const newest = newestIncarnation(retained);
   const adopted = retained.filter((c) => c.incarnation === newest);
   const claims = adopted.map((c) => c.name).sort();
@@ -625,8 +631,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   // operator stopped before it marked the claim) is set aside: nothing may restart it any more.
   const dropped = droppedClaim(s, members.map((m) => m.name));
   if (dropped) return setAsideDropped(dropped);
-  const expired = Object.entries(s.unclaimedForMs).find(([name, ms]) => ms > s.claimGraceMs && !members.some((m) => m.name === name) && !s.pods.some((p) => p.name === name));
-  if (expired) return { type: 'DeleteClaim', member: expired[0], reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
+  const expired = expiredClaim(s);
+  if (expired) return expired;
 
   // 5. Readiness gate.
   const stopped = voters.find((m) => !podOf(m.name));
@@ -855,6 +861,19 @@ const droppedClaim = (s: ClusterState, members: string[]): string | undefined =>
 const setAsideDropped = (member: string): Action =>
   ({ type: 'SetClaimAside', member, reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
 
+/**
+ * A claim of no member past the grace period, deleted: one of the cluster's set aside (its member removed), or
+ * one a deleted cluster of this name left whose member never ran.
+ */
+function expiredClaim(s: ClusterState): Action | undefined {
+  const past = (name: string): boolean => (s.unclaimedForMs[name] ?? 0) > s.claimGraceMs && !s.members?.some((m) => m.name === name) && !s.pods.some((p) => p.name === name);
+  const setAside = s.claimMarks.setAside.find(past);
+  if (setAside) return { type: 'DeleteClaim', member: setAside, reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
+  const empty = s.retained.find((c) => c.neverRan && past(c.name));
+  if (empty) return { type: 'DeleteClaim', member: empty.name, reason: `a claim a deleted cluster of this name left, whose member never ran on it, unused for ${Math.round(s.claimGraceMs / 1000)} s` };
+  return undefined;
+}
+
 /** A rebuild from backup under way, still removing what is left of the lost cluster. */
 const clearingForRebuild = (s: ClusterState): boolean => s.rebuild !== undefined && !s.rebuild.cleared;
 
@@ -891,8 +910,8 @@ const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.f
 export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean> = {
   'never bootstrap a cluster that owns a pod or a claim (other than one set aside), or that status says came up': (s, a) =>
     a.type !== 'Bootstrap' || (s.pods.length === 0 && liveClaims(s).length === 0 && !s.bootstrapped),
-  'never bootstrap beside the claims of a deleted cluster of the same name': (s, a) =>
-    a.type !== 'Bootstrap' || s.retained.length === 0,
+  'never bootstrap beside claims a deleted cluster of the same name left that may hold data': (s, a) =>
+    a.type !== 'Bootstrap' || s.retained.every((c) => c.neverRan),
   'resume only a bootstrap that every pod, live claim and listed member belongs to': (s, a) =>
     a.type !== 'ResumeBootstrap' || onlyBootstrapMembers(s, a.initialMembers),
   'adopt only before a bootstrap, with no pod or claim of its own (other than one set aside), and restart no removed member': (s, a) =>
@@ -915,14 +934,14 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     const { answering, needed } = afterRemoval(s, a.member);
     return answering >= needed;
   },
-  'set aside only the claim of a member etcd does not list (or, in a rebuild, of the lost cluster)': (s, a) =>
-    a.type !== 'SetClaimAside' || clearingForRebuild(s) || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
+  'set aside only the claim of a member etcd does not list, in a rebuild one of the lost cluster, or before a bootstrap one that says its member never ran': (s, a) =>
+    a.type !== 'SetClaimAside' || clearingForRebuild(s) || (s.members !== undefined && !s.members.some((m) => m.name === a.member))
+      || (!s.bootstrapped && s.pods.length === 0 && s.claimMarks.neverRan.includes(a.member)),
   'never delete the claim of a listed member': (s, a) =>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
   'a claim that may hold data is deleted only after the grace period': (s, a) => {
     const claim = a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim) ? a.member : undefined;
-    return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs
-      || s.claimMarks.neverRan.includes(claim) || s.retained.some((c) => c.name === claim && c.neverRan);
+    return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs;
   },
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),

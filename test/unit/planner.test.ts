@@ -83,9 +83,11 @@ test('a bootstrap on volumes whose pods are all gone resumes from what its claim
   assert.deepEqual(plan(three), { type: 'ResumeBootstrap', initialMembers: initial, missing: initial, version: '3.5.17' });
   // A claim whose member ran holds data: it is mounted again by its resumed pod, never taken for empty.
   assert.deepEqual(plan({ ...three, claimMarks: { neverRan: ['b', 'c'], started: ['a'], setAside: [], bootstrapMembers: initial } }), plan(three));
-  // A claim of no recorded bootstrap whose member never ran (the operator stopped between a claim and its pod) holds nothing.
+  // A claim of no recorded bootstrap whose member never ran (the operator stopped between a claim and its pod)
+  // should hold nothing; the mark may be stale, so it is set aside, kept for the grace period (review 6).
   const stray = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'], claimMarks: { neverRan: ['x'], started: [], setAside: [] } });
-  assert.deepEqual(plan(stray), { type: 'DeleteClaim', member: 'x', reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' });
+  assert.deepEqual(plan(stray), { type: 'SetClaimAside', member: 'x', reason: 'a claim of no recorded bootstrap whose member never ran on it: kept for the grace period, never restarted' });
+  assert.equal(plan({ ...stray, claimMarks: { neverRan: ['x'], started: [], setAside: ['x'] } }).type, 'Bootstrap');
   assert.equal(plan({ ...stray, claimMarks: { neverRan: [], started: [], setAside: [] } }).type, 'Blocked', 'one that may hold data is a person\'s to judge');
 });
 
@@ -178,11 +180,18 @@ test('claims a deleted cluster of the name left behind are adopted, never bootst
   assert.deepEqual(plan(adopted), { type: 'CreatePod', member: 'x', version: '3.5.17', peers: ['x', 'y'], reason: 'no member answers and its pod is gone; restarting it on its data' });
 });
 
-test('of claims a deleted cluster left, those never run on are deleted, not adopted (issue 32, finding 2a)', () => {
-  // An EtcdCluster on volumes that never ran, deleted and made again: its claims hold nothing.
-  const fresh = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained: ['p', 'q'].map((n) => retainedClaim(n, { neverRan: true })) });
-  assert.deepEqual(plan(fresh), { type: 'DeleteClaim', member: 'p', reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' });
-  assert.deepEqual(plan({ ...fresh, retained: [] }), { type: 'Bootstrap', size: 3, version: '3.5.17' }, 'once they are gone, a bootstrap');
+test('of claims a deleted cluster left, those never run on are not adopted, and deleted only after the grace period (issue 32, finding 2a, review 6)', () => {
+  // An EtcdCluster on volumes that never ran, deleted and made again: its claims should hold nothing.
+  const fresh = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained: ['p', 'q'].map((n) => retainedClaim(n, { neverRan: true })), unclaimedForMs: { p: 60_000, q: 60_000 } });
+  assert.deepEqual(plan(fresh), { type: 'Bootstrap', size: 3, version: '3.5.17' }, 'no reason not to bootstrap');
+  const past = { ...fresh, unclaimedForMs: { p: 60_000, q: 700_000 } };
+  assert.deepEqual(plan(past), { type: 'DeleteClaim', member: 'q', reason: 'a claim a deleted cluster of this name left, whose member never ran on it, unused for 600 s' });
+  // The mark may be stale: kept for the grace period once the cluster runs too.
+  const running = healthy(['a'], { retained: fresh.retained, unclaimedForMs: { p: 60_000 } });
+  assert.equal(plan(running).type, 'Steady');
+  assert.equal(plan({ ...running, unclaimedForMs: { p: 700_000 } }).type, 'DeleteClaim');
+  // Beside a claim that may hold data: only that one is adopted.
+  assert.deepEqual((plan({ ...fresh, retained: [...fresh.retained, retainedClaim('r')] }) as { claims?: string[] }).claims, ['r']);
 });
 
 test('claims of two earlier incarnations: only the newest is adopted, the other named and left alone (issue 32, finding 2b)', () => {
@@ -192,10 +201,9 @@ test('claims of two earlier incarnations: only the newest is adopted, the other 
     type: 'Adopt', claims: ['r', 's'], members: ['r', 's'],
     reason: 're-forming on the claims of a deleted cluster of this name: members r, s; claims p, q of an earlier incarnation are left alone: delete them once their data is not needed (kubectl delete pvc p q)',
   });
-  // The newer incarnation never ran: it is deleted first, and the older one, which ran, adopted.
+  // The newer incarnation never ran: the older one, which ran, is adopted.
   const newerEmpty = retained.map((c) => (c.incarnation === 'u2' ? { ...c, neverRan: true } : c));
-  assert.equal(plan({ ...s, retained: newerEmpty }).type, 'DeleteClaim');
-  assert.deepEqual((plan({ ...s, retained: newerEmpty.filter((c) => !c.neverRan) }) as { claims?: string[] }).claims, ['p', 'q']);
+  assert.deepEqual((plan({ ...s, retained: newerEmpty }) as { claims?: string[] }).claims, ['p', 'q']);
 });
 
 test('scale up adds one member, as a learner where supported', () => {
