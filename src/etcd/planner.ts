@@ -218,7 +218,8 @@ export interface BackupView {
 export type Action =
   | { type: 'Paused' }
   | { type: 'Bootstrap'; size: number; version: string }
-  | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string }
+  /** `ran`: the missing members whose claims say they ran, restarted on their data (no restore over it). */
+  | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string; ran?: string[] }
   | { type: 'MarkBootstrapped' }
   | { type: 'Adopt'; claims: string[]; members: string[]; reason: string }
   | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true; peers?: string[] }
@@ -391,7 +392,8 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   const failed = unborn.find((p) => p.phase === 'Failed');
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
-  if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
+  const ran = missing.filter((m) => s.claimMarks.started.includes(m));
+  if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version, ...(ran.length > 0 ? { ran } : {}) };
   // A pod that failed after its etcd ran holds data: on a claim it is restarted there; otherwise, or when its
   // data or node is lost, the bootstrap cannot finish by itself.
   const ranFailed = pods.find((p) => initial.includes(p.name) && p.phase === 'Failed' && !p.neverRan && liveClaims(s).includes(p.name) && !p.nodeLost && !p.dataLost);
