@@ -277,6 +277,7 @@ export const BLOCKED_CAUSES = {
   BootstrapStalled: 'bootstrap members cannot start by themselves: delete the cluster\'s pods and claims to bootstrap anew, or restore from a backup',
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
+  SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
 
@@ -727,12 +728,17 @@ function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined
  */
 function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
   const pod = s.pods.find((p) => p.name === rec.survivor);
-  if (pod?.terminating) return { type: 'Wait', awaiting: 'PodStopping', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (pod?.terminating && !pod.nodeLost) return { type: 'Wait', awaiting: 'PodStopping', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
   if (!pod) {
     return rec.forced
       ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
       : { type: 'CreatePod', member: rec.survivor, version, forceNewCluster: true, reason: 'survivor starting alone with --force-new-cluster' };
   }
+  // A failed pod never runs again (evicted, refused by its kubelet): the survivor restarts on its data, as it was.
+  if (pod.phase === 'Failed' && !pod.dataLost && !pod.nodeLost && s.claims.includes(rec.survivor)) {
+    return { type: 'DeletePod', member: rec.survivor, deleteClaim: false, reason: `survivor ${rec.survivor}: its pod failed; restarting it on its data` };
+  }
+  if (!mayRun(pod)) return survivorLost(rec.survivor, pod);
   const leads = s.health.some((h) => h.name === rec.survivor && h.isLeader);
   const alone = s.members?.length === 1 && s.members[0]?.name === rec.survivor;
   if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
@@ -742,6 +748,16 @@ function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: 
   if (dropped) return setAsideDropped(dropped);
   if (pod.forced) return { type: 'RestartSurvivor', survivor: rec.survivor };
   return { type: 'CompleteSurvivorRecovery', survivor: rec.survivor };
+}
+
+/** The survivor's pod cannot run: its data is gone, its node is lost, or it failed without its claim. */
+function survivorLost(survivor: string, pod: PodView): Action {
+  const why = pod.dataLost ? 'its data is gone' : pod.nodeLost ? `its node ${pod.node ?? ''} is lost` : 'its pod failed and its claim is gone';
+  return {
+    type: 'Blocked', cause: 'SurvivorLost',
+    reason: `recovering from survivor ${survivor}, whose pod ${pod.name} cannot run: ${why}. Bring the node back if it can come back; otherwise end this recovery `
+      + `(kubectl patch etcdcluster <name> --subresource=status --type=json -p '[{"op":"remove","path":"/status/survivorRecovery"}]') so that another survivor is chosen, or restore from a backup`,
+  };
 }
 
 /**

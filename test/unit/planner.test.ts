@@ -491,6 +491,17 @@ test('a recovery from a survivor sets aside the claims of the members --force-ne
   assert.deepEqual(plan(removed), { type: 'SetClaimAside', member: 'c', reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
 });
 
+test('a recovery from a survivor whose pod cannot run says so, naming the pod; a failed one restarts on its data (issue 32, review 5)', () => {
+  const recovering = healthy(['a', 'b', 'c'], { claims: ['a'], survivorRecovery: { survivor: 'a', forced: false }, targetVersion: '3.5.35', members: undefined, health: [] });
+  for (const trouble of [{ dataLost: true }, { nodeLost: true as const, node: 'n1' }, { nodeLost: true as const, terminating: true }]) {
+    const blocked = plan({ ...recovering, pods: [pod('a', { forced: true, ready: false, ...trouble })] });
+    assert.equal((blocked as { cause?: string }).cause, 'SurvivorLost', JSON.stringify(blocked));
+    assert.match((blocked as { reason: string }).reason, /survivor a, whose pod a cannot run/);
+  }
+  assert.deepEqual(plan({ ...recovering, pods: [pod('a', { forced: true, ready: false, phase: 'Failed' })] }),
+    { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'survivor a: its pod failed; restarting it on its data' });
+});
+
 test('a CORRUPT alarm is acted on only for a clear minority: no quorum agreeing, or none naming a member, is for a person (finding 4)', () => {
   const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: '0', alarm: 'CORRUPT' }] });
   assert.equal(plan(s).type, 'CorruptionUndecided', 'no HashKV taken: nothing known');
