@@ -233,8 +233,8 @@ export type Action =
   | { type: 'DeleteClaim'; member: string; reason: string }
   /** Marks the claim as a removed member's: never restarted (nor adopted), deleted after the grace period. */
   | { type: 'SetClaimAside'; member: string; reason: string }
-  /** Something that comes by itself within a bound (see WAITING_FOR); the reason says what. */
-  | { type: 'Wait'; awaiting: WaitingFor; reason: string }
+  /** Something that comes by itself within a bound (see WAITING_FOR), from `members`; the reason says what. */
+  | { type: 'Wait'; awaiting: WaitingFor; members: string[]; reason: string }
   /** Nothing the operator may safely do: a person must act, as `reason` says. Surfaced as Degraded, reason `cause`. */
   | { type: 'Blocked'; cause: BlockedCause; reason: string }
   | { type: 'QuorumLost'; reason: string }
@@ -369,7 +369,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     const stopping = s.pods.find((p) => p.terminating);
     if (stopping?.nodeLost) return nodeLost(s);
-    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
+    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
     // A claim that says its member never ran should hold nothing, whoever made it: it is no reason not to
     // bootstrap. The mark may be stale (a member seen running too late to record it), so the claim is set
     // aside, kept for the grace period, rather than deleted.
@@ -401,7 +401,8 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (ranFailed) return { type: 'DeletePod', member: ranFailed.name, deleteClaim: false, reason: 'its pod failed after its etcd ran; restarting it on its data' };
   const waitingOn = initial.filter((m) => !started.includes(m));
   if (!s.pods.some((p) => waitingOn.includes(p.name) && mayRun(p))) return bootstrapStalled(s, waitingOn);
-  return { type: 'Wait', awaiting: 'MembersStarting', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+  const starting = waitingOn.filter((m) => s.pods.some((p) => p.name === m && mayRun(p)));
+  return { type: 'Wait', awaiting: 'MembersStarting', members: starting, reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
 }
 
 /** Whether every pod, live claim and listed member is one of these initial members. */
@@ -477,7 +478,7 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
   const claims = liveClaims(s);
   if (pods.length === 0 && claims.length === 0 && !s.pods.some((p) => p.nodeLost)) return quorumLost(s, 'every member is gone with its data');
   const stopping = s.pods.find((p) => p.terminating && !p.nodeLost);
-  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
+  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `no member answered; waiting for pod ${stopping.name} to stop` };
   const membership = s.recordedMembers.length > 0 ? s.recordedMembers : claims.filter((c) => s.claimMarks.started.includes(c));
   // Never beside a pod of its name, even one stopping on a lost node (it may still run behind the cut).
   const restart = membership.find((m) => claims.includes(m) && !s.pods.some((p) => p.name === m));
@@ -490,12 +491,14 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
   if (s.recordedMembers.length === 0 && !pods.some(mayRun)) return s.pods.some((p) => p.nodeLost) ? nodeLost(s) : membershipUnknown(claims);
   if (s.recordedMembers.length > 0) {
     // A recorded member keeps its data on its claim, or in a pod that may still run whose data guard did not find it gone.
-    const kept = s.recordedMembers.filter((m) => claims.includes(m) || s.pods.some((p) => p.name === m && !p.dataLost && p.phase !== 'Failed'));
+    // A pod whose data guard found its volume empty says the claim holds nothing any more.
+    const kept = s.recordedMembers.filter((m) => !s.pods.some((p) => p.name === m && p.dataLost)
+      && (claims.includes(m) || s.pods.some((p) => p.name === m && p.phase !== 'Failed')));
     const lost = s.recordedMembers.length - kept.length;
     if (kept.length < quorum(s.recordedMembers.length)) return quorumLost(s, `${lost} of ${s.recordedMembers.length} members are gone with their data; a majority is lost`);
   }
   if (!pods.some(mayRun)) return nodeLost(s);
-  return { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
+  return { type: 'Wait', awaiting: 'MembersAnswering', members: pods.filter(mayRun).map((p) => p.name), reason: 'no member answered; waiting for etcd' };
 }
 
 /** A pod that may still run etcd by itself: not stopping, not failed for good, its data not lost, its node not lost. */
@@ -547,7 +550,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     // One that answers is catching up, however long that takes; one that stays silent would hold every
     // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
     if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) return removal(s, learner, 'learner never answered; removing it', voters, leader);
-    return { type: 'Wait', awaiting: 'CatchingUp', reason: `learner ${learner.name} catching up` };
+    return { type: 'Wait', awaiting: 'CatchingUp', members: [learner.name], reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);
   if (unstarted) {
@@ -560,7 +563,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
       const rejoining = voters.find((v) => !podOf(v.name) && s.claims.includes(v.name) && !s.pods.some((p) => p.name === v.name));
       return removing.type === 'Wait' && rejoining ? { type: 'CreatePod', member: rejoining.name, version, reason: 'pod gone; rejoining with its data' } : removing;
     }
-    return { type: 'Wait', awaiting: 'MembersStarting', reason: `member ${unstarted.name} starting` };
+    return { type: 'Wait', awaiting: 'MembersStarting', members: [unstarted.name], reason: `member ${unstarted.name} starting` };
   }
 
   // 4. Repairs.
@@ -592,10 +595,11 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     const stalled = voters.find((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && restartable(m));
     if (stalled) return { type: 'DeletePod', member: stalled.name, deleteClaim: false, reason: 'quorum lost and it answered nothing past the threshold; restarting it on its data' };
     const why = `quorum lost: ${answeringVoters} of ${voters.length} members answer`;
-    if (voters.some((v) => !answers(s.health, v.name) && mayAnswerSoon(s, v.name))) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${why}; waiting for members to come back` };
+    const returning = voters.filter((v) => !answers(s.health, v.name) && mayAnswerSoon(s, v.name)).map((v) => v.name);
+    if (returning.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: returning, reason: `${why}; waiting for ${returning.join(', ')} to come back` };
     // Once they are gone, the lost majority is judged again (a rebuild, say).
     const leaving = s.pods.find((p) => p.terminating && !p.nodeLost);
-    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', reason: `${why}; waiting for pod ${leaving.name} to stop` };
+    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', members: [leaving.name], reason: `${why}; waiting for pod ${leaving.name} to stop` };
     const silent = voters.filter((v) => !answers(s.health, v.name)).map((v) => v.name);
     if (silent.every((n) => s.pods.some((p) => p.name === n && p.nodeLost))) return nodeLost(s);
     return {
@@ -639,7 +643,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
 
   // 5. Readiness gate.
   const stopped = voters.find((m) => !podOf(m.name));
-  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', reason: `the pod of member ${stopped.name} is stopping` };
+  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', members: [stopped.name], reason: `the pod of member ${stopped.name} is stopping` };
   // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer.
   const unready = pods.find((p) => !p.ready || p.nodeLost);
   // One that answers on a lost node (its kubelet cut off from the API server) stays so until the node returns.
@@ -649,7 +653,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
       reason: `member ${unready.name} answers but its node ${unready.node ?? ''} is lost (NotReady): no member is added, removed or rolled until the node reports again; bring it back, or drain it (kubectl drain ${unready.node ?? '<node>'}) to move the member`,
     };
   }
-  if (unready) return { type: 'Wait', awaiting: 'MemberReady', reason: `member ${unready.name} is not ready` };
+  if (unready) return { type: 'Wait', awaiting: 'MemberReady', members: [unready.name], reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
   if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
@@ -679,7 +683,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
   const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
-  if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', reason: `${lagging.name} is catching up before the next upgrade step` };
+  if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', members: [lagging.name], reason: `${lagging.name} is catching up before the next upgrade step` };
   const next = outdated.find((m) => m.name !== leader?.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
   const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}` : `applying new settings to ${next.name}`;
@@ -699,7 +703,7 @@ function quorumLost(s: ClusterState, reason: string): Action {
   // The furthest member may be one that is slow to answer: "auto" hears every member with a volume first,
   // or gives it up once it has answered nothing for the replacement threshold (finding 8).
   const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && !silentTooLong(s, m.name)) : [];
-  if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
+  if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: unheard.map((m) => m.name), reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
   // The survivor is restarted alone on the version new members get: one whose --force-new-cluster can drop
   // writes its database holds is never used for it.
@@ -728,7 +732,7 @@ function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined
  */
 function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
   const pod = s.pods.find((p) => p.name === rec.survivor);
-  if (pod?.terminating && !pod.nodeLost) return { type: 'Wait', awaiting: 'PodStopping', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (pod?.terminating && !pod.nodeLost) return { type: 'Wait', awaiting: 'PodStopping', members: [rec.survivor], reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
   if (!pod) {
     return rec.forced
       ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
@@ -741,7 +745,7 @@ function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: 
   if (!mayRun(pod)) return survivorLost(rec.survivor, pod);
   const leads = s.health.some((h) => h.name === rec.survivor && h.isLeader);
   const alone = s.members?.length === 1 && s.members[0]?.name === rec.survivor;
-  if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
+  if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', members: [rec.survivor], reason: `survivor ${rec.survivor} starting as a one-member cluster` };
   // --force-new-cluster dropped every other member without a removal: their claims are set aside as removed
   // members' are, before anything else, so that no adoption restarts them on data naming the old membership.
   const dropped = droppedClaim(s, [rec.survivor]);
@@ -779,7 +783,8 @@ function planCorruption(s: ClusterState, members: MemberView[], voters: MemberVi
   }
   const odd = members.find((m) => hashOf(m.name) !== undefined && hashOf(m.name) !== agreed);
   if (odd) return removal(s, odd, `CORRUPT: its data differs from that of a majority${at} (HashKV); replacing it`, voters, leader);
-  if (hashed.length < voters.length) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
+  const unhashed = voters.filter((v) => hashOf(v.name) === undefined).map((v) => v.name);
+  if (unhashed.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: unhashed, reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
   // etcd names member 0 when it cannot tell who differs (3.5's periodic check always does); such an alarm is
   // for a person to clear, even once the members that differed are gone.
   if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm); a member removed for its data is replaced after that` };
@@ -828,7 +833,7 @@ function leaderLast(voters: MemberView[], health: readonly MemberHealth[]): Memb
 /** The next step of a NOSPACE recovery, or undefined when the data fills the quota even so (nothing to do). */
 function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[]): Action | undefined {
   const leader = s.health.find((h) => h.isLeader);
-  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', reason: 'NOSPACE: waiting for a leader' };
+  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'NOSPACE: waiting for a leader' };
   const done = s.noSpaceRecovery ?? {};
   if (done.compactedRevision === undefined) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };
   const next = leaderLast(voters, s.health).find((m) => answers(s.health, m.name) && !(done.defragmented ?? []).includes(m.name));
@@ -860,8 +865,8 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
   // A learner casts no vote: removing it leaves the voters as they are.
   if (answering < needed && !m.isLearner) {
     const why = `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed`;
-    const coming = votersOf(s.members).some((v) => v.name !== m.name && !answers(s.health, v.name) && mayAnswerSoon(s, v.name));
-    if (coming) return { type: 'Wait', awaiting: 'MembersAnswering', reason: why };
+    const coming = votersOf(s.members).filter((v) => v.name !== m.name && !answers(s.health, v.name) && mayAnswerSoon(s, v.name)).map((v) => v.name);
+    if (coming.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: coming, reason: why };
     const left = votersOf(s.members).length - 1;
     const smaller = answering >= quorum(left) ? `, or lower spec.size to at most ${2 * answering - 1} to repair it with the members that answer` : '';
     return { type: 'Blocked', cause: 'TooFewAnswering', reason: `${why} (${reason}), and the members that do not answer will not by themselves: bring them back${smaller}` };

@@ -117,7 +117,7 @@ test('a bootstrap is marked done once every initial member has started, answerin
   const initial = ['a', 'b', 'c'];
   const pods = initial.map((n) => pod(n, { bootstrapMembers: initial }));
   const starting = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
-  assert.deepEqual(plan(starting), { type: 'Wait', awaiting: 'MembersStarting', reason: 'bootstrapping: 2 of 3 members started' });
+  assert.deepEqual(plan(starting), { type: 'Wait', awaiting: 'MembersStarting', members: ['c'], reason: 'bootstrapping: 2 of 3 members started' });
   assert.equal(type(plan({ ...starting, members: undefined })), 'Wait');
   assert.deepEqual(plan(healthy(initial, { bootstrapped: false, pods, health: [] })), { type: 'MarkBootstrapped' });
 });
@@ -126,7 +126,7 @@ test('a bootstrap member that started is never recreated with state "new", even 
   const initial = ['a', 'b', 'c'];
   const pods = ['a', 'c'].map((n) => pod(n, { bootstrapMembers: initial }));
   const s = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', reason: 'bootstrapping: 2 of 3 members started' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', members: ['c'], reason: 'bootstrapping: 2 of 3 members started' });
 });
 
 test('a bootstrapped cluster with no pods at all is never bootstrapped again', () => {
@@ -152,7 +152,7 @@ test('all pods gone, claims intact, no membership recorded: the claims that say 
   assert.equal((plan({ ...s, pods: [pod('a', { ready: false })] }) as { member?: string }).member, 'b');
   // Not a claim that never ran, nor one set aside (a removed member's).
   const some = { ...s, claimMarks: { neverRan: ['c'], started: ['a', 'b'], setAside: ['b'] } };
-  assert.deepEqual(plan({ ...some, pods: [pod('a', { ready: false })] }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' });
+  assert.deepEqual(plan({ ...some, pods: [pod('a', { ready: false })] }), { type: 'Wait', awaiting: 'MembersAnswering', members: ['a'], reason: 'no member answered; waiting for etcd' });
   // Claims of an earlier version say nothing: which held a member is for a person to say.
   const unmarked = plan({ ...s, claimMarks: { neverRan: [], started: [], setAside: [] } });
   assert.equal((unmarked as { cause?: string }).cause, 'MembershipUnknown');
@@ -162,7 +162,7 @@ test('all pods gone, claims intact, no membership recorded: the claims that say 
 test('pods of an unknown bootstrap are not touched: a person says whether they are members', () => {
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('x')] });
   assert.equal((plan(s) as { cause?: string }).cause, 'UnrecordedBootstrap');
-  assert.deepEqual(plan({ ...s, pods: [pod('x', { terminating: true })] }), { type: 'Wait', awaiting: 'PodStopping', reason: 'pod x of no recorded bootstrap is stopping; not bootstrapping beside it' });
+  assert.deepEqual(plan({ ...s, pods: [pod('x', { terminating: true })] }), { type: 'Wait', awaiting: 'PodStopping', members: ['x'], reason: 'pod x of no recorded bootstrap is stopping; not bootstrapping beside it' });
 });
 
 test('claims a deleted cluster of the name left behind are adopted, never bootstrapped beside; removed members are not restarted', () => {
@@ -253,7 +253,7 @@ test('a failed member is replaced; with a volume, its pod is recreated on the da
 
 test('a member is replaced only once it answered nothing past the threshold; before it, everything else waits', () => {
   const silent = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b'), pod('c', { ready: false })], health: [health('a', { isLeader: true }), health('b')], silentForMs: { c: 5_000 } });
-  assert.deepEqual(plan(silent), { type: 'Wait', awaiting: 'MemberReady', reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
+  assert.deepEqual(plan(silent), { type: 'Wait', awaiting: 'MemberReady', members: ['c'], reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
   const long = { ...silent, desiredSize: 3, silentForMs: { c: 120_000 } };
   assert.deepEqual(plan(long), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'answered nothing for 120 s; replacing it' });
   assert.deepEqual(plan({ ...long, claims: ['c'] }), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'answered nothing for 120 s; restarting it on its data' },
@@ -262,7 +262,7 @@ test('a member is replaced only once it answered nothing past the threshold; bef
 
 test('an unready member that answers is never replaced, however long it is unready (finding 1)', () => {
   const slow = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })] });
-  assert.deepEqual(plan(slow), { type: 'Wait', awaiting: 'MemberReady', reason: 'member b is not ready' });
+  assert.deepEqual(plan(slow), { type: 'Wait', awaiting: 'MemberReady', members: ['b'], reason: 'member b is not ready' });
 });
 
 test('a removed member\'s claim is deleted only after the grace period, and never a member\'s', () => {
@@ -287,7 +287,7 @@ test('no removal that would leave the rest without a healthy quorum', () => {
     pods: [pod('a'), pod('b', { phase: 'Failed', ready: false }), pod('c', { ready: false })],
     health: [health('a', { isLeader: true }), health('b')],
   });
-  assert.deepEqual(plan(risky), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'removing b would leave 1 answering voters, fewer than the 2 needed' });
+  assert.deepEqual(plan(risky), { type: 'Wait', awaiting: 'MembersAnswering', members: ['c'], reason: 'removing b would leave 1 answering voters, fewer than the 2 needed' });
 });
 
 test('quorum lost with pods or volumes still there waits; with a majority gone with their data it is reported', () => {
@@ -306,7 +306,7 @@ test('no member answering means wait, never a destructive action', () => {
 
 test('a stopping pod is not gone: its member is not restarted beside it, and a stopping majority is no lost majority (finding 6)', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true })], claims: ['c'], health: [health('a', { isLeader: true }), health('b')] });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'PodStopping', reason: 'the pod of member c is stopping' }, 'no pod made while its old one may still run');
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'the pod of member c is stopping' }, 'no pod made while its old one may still run');
   assert.deepEqual(plan({ ...s, pods: [pod('a'), pod('b')] }), { type: 'CreatePod', member: 'c', version: '3.5.17', reason: 'pod gone; rejoining with its data' });
   // Evicted but maybe alive: the majority that does not answer may still be serving on its own.
   const evicted = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { terminating: true }), pod('c', { terminating: true })], health: [health('a')],
@@ -344,7 +344,7 @@ test('an upgrade restarts members with volumes on their data, one at a time, fol
 
 test('an upgrade waits until every member is caught up with the leader', () => {
   const behind = rolling('3.5.35', { health: [health('a', { isLeader: true, raftIndex: 500 }), health('b', { raftIndex: 500 }), health('c', { raftIndex: 100 })] });
-  assert.deepEqual(plan(behind), { type: 'Wait', awaiting: 'CatchingUp', reason: 'c is catching up before the next upgrade step' });
+  assert.deepEqual(plan(behind), { type: 'Wait', awaiting: 'CatchingUp', members: ['c'], reason: 'c is catching up before the next upgrade step' });
 });
 
 test('the leader is upgraded last, after leadership moves to an upgraded member', () => {
@@ -513,7 +513,7 @@ test('a CORRUPT alarm is acted on only for a clear minority: no quorum agreeing,
 
 test('an added member that has not started holds every other change; one that never starts is removed (finding 7)', () => {
   const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 5, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { started: false })), health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', reason: 'member d starting' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', members: ['d'], reason: 'member d starting' });
   assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'member added but never started; removing it' });
 });
 
@@ -537,15 +537,15 @@ test('a member whose volume came back empty is removed, never restarted on it; a
 test('a learner that never answers is removed after the threshold; one that answers is left to catch up (finding 7)', () => {
   const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 4, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
     health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'CatchingUp', reason: 'learner d catching up' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'CatchingUp', members: ['d'], reason: 'learner d catching up' });
   assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'learner never answered; removing it' });
   const answering = { ...s, health: [...s.health, health('d', { raftIndex: 1 })] };
-  assert.deepEqual(plan(answering), { type: 'Wait', awaiting: 'CatchingUp', reason: 'learner d catching up' }, 'far behind but answering');
+  assert.deepEqual(plan(answering), { type: 'Wait', awaiting: 'CatchingUp', members: ['d'], reason: 'learner d catching up' }, 'far behind but answering');
 });
 
 test('"auto" chooses a survivor only once every member on a volume has answered, or stayed silent past the threshold (finding 8)', () => {
   const lost = healthy(['a', 'b', 'c', 'd', 'e'], { claims: ['a', 'b'], pods: [pod('a'), pod('b', { ready: false })], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto', targetVersion: '3.5.35' });
-  assert.deepEqual(plan(lost), { type: 'Wait', awaiting: 'MembersAnswering', reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
+  assert.deepEqual(plan(lost), { type: 'Wait', awaiting: 'MembersAnswering', members: ['b'], reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
   assert.equal((plan({ ...lost, health: [...lost.health, health('b', { raftIndex: 90, revision: 40 })] }) as { survivor?: string }).survivor, 'b', 'b answers: the furthest is b');
   assert.equal((plan({ ...lost, silentForMs: { b: 120_000 } }) as { survivor?: string }).survivor, 'a', 'b silent past the threshold: the choice is made without it');
   assert.equal(plan({ ...lost, survivorPolicy: 'a' }).type, 'StartSurvivorRecovery', 'a named survivor needs no waiting');
@@ -559,7 +559,7 @@ test('a backup too old for the restore policy is not rebuilt from: the loss is r
 test('node loss: a member silent on a lost node past the threshold is removed first (the fence), even on a volume; before that, nothing', () => {
   const lost = { pods: [pod('a'), pod('b'), pod('c', { nodeLost: true, ready: false, node: 'n3' })], health: [health('a', { isLeader: true }), health('b')] };
   const early = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 20_000 } }));
-  assert.deepEqual(early, { type: 'Wait', awaiting: 'MemberReady', reason: 'member c is not ready' }, 'not restarted on its volume: its kubelet does not answer');
+  assert.deepEqual(early, { type: 'Wait', awaiting: 'MemberReady', members: ['c'], reason: 'member c is not ready' }, 'not restarted on its volume: its kubelet does not answer');
   const removed = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 31_000 } }));
   assert.equal(removed.type, 'RemoveMember');
   assert.match((removed as { reason: string }).reason, /node n3 is lost and it answered nothing for 31 s/);
@@ -647,4 +647,7 @@ test('found by the liveness property: what used to wait for ever now acts or say
   // No member answers and the only pods are on lost nodes: a person is told.
   const cut = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { nodeLost: true, node: 'n1', ready: false })] });
   assert.equal((plan(cut) as { cause?: string }).cause, 'NodeLost');
+  // No member answers and the recorded member's volume came back empty: its claim holds nothing, a majority is lost (review 7).
+  const emptied = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { dataLost: true, ready: false })] });
+  assert.equal(plan(emptied).type, 'QuorumLost');
 });
