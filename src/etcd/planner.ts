@@ -488,7 +488,7 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
   // A failed pod never runs again (evicted, refused by its kubelet); its member's data is on its claim.
   const failed = pods.find((p) => p.phase === 'Failed' && membership.includes(p.name) && claims.includes(p.name) && !p.nodeLost && !p.dataLost);
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'no member answers and its pod failed; restarting it on its data' };
-  if (s.recordedMembers.length === 0 && !pods.some(mayRun)) return s.pods.some((p) => p.nodeLost) ? nodeLost(s) : membershipUnknown(claims);
+  if (s.recordedMembers.length === 0 && !pods.some(mayRun)) return s.pods.some((p) => p.nodeLost) ? nodeLost(s) : membershipUnknown(s, claims);
   if (s.recordedMembers.length > 0) {
     // A recorded member keeps its data on its claim, or in a pod that may still run whose data guard did not find it gone.
     // A pod whose data guard found its volume empty says the claim holds nothing any more.
@@ -515,11 +515,20 @@ function nodeLost(s: ClusterState): Action {
   };
 }
 
-/** Claims of an earlier version say nothing of their member: whether each holds a member's data is a person's word. */
-function membershipUnknown(claims: string[]): Action {
+/**
+ * Claims that do not say their member ran: an earlier version's say nothing, and a mark that says it never ran
+ * may be stale. Whether each holds a member's data is a person's word.
+ */
+function membershipUnknown(s: ClusterState, claims: string[]): Action {
+  const unmarked = claims.filter((c) => !s.claimMarks.neverRan.includes(c));
+  const neverRan = claims.filter((c) => s.claimMarks.neverRan.includes(c));
+  const which = [
+    ...(unmarked.length > 0 ? [`claims ${unmarked.join(', ')} (made by an earlier operator version) do not say whether a member ran on them`] : []),
+    ...(neverRan.length > 0 ? [`claims ${neverRan.join(', ')} say their member never ran on them (a mark that may be stale)`] : []),
+  ];
   return {
     type: 'Blocked', cause: 'MembershipUnknown',
-    reason: `no member runs, status records no membership, and claims ${claims.join(', ')} (made by an earlier operator version) do not say whether a member ran on them: `
+    reason: `no member runs, status records no membership, and ${which.join('; ')}: `
       + `mark those that hold a member's data (kubectl annotate pvc <claim> etcd.database.coreos.com/member-started=true) and their members restart on them`,
   };
 }
@@ -642,17 +651,19 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (expired) return expired;
 
   // 5. Readiness gate.
-  const stopped = voters.find((m) => !podOf(m.name));
-  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', members: [stopped.name], reason: `the pod of member ${stopped.name} is stopping` };
-  // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer.
-  const unready = pods.find((p) => !p.ready || p.nodeLost);
-  // One that answers on a lost node (its kubelet cut off from the API server) stays so until the node returns.
-  if (unready?.nodeLost && answers(s.health, unready.name)) {
+  // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer. One that
+  // answers there (its kubelet cut off from the API server) stays so until the node returns, stopping or not.
+  const answeringOnLostNode = s.pods.find((p) => p.nodeLost && voters.some((v) => v.name === p.name) && answers(s.health, p.name));
+  if (answeringOnLostNode) {
+    const { name, node } = answeringOnLostNode;
     return {
       type: 'Blocked', cause: 'NodeLost',
-      reason: `member ${unready.name} answers but its node ${unready.node ?? ''} is lost (NotReady): no member is added, removed or rolled until the node reports again; bring it back, or drain it (kubectl drain ${unready.node ?? '<node>'}) to move the member`,
+      reason: `member ${name} answers but its node ${node ?? ''} is lost (NotReady): no member is added, removed or rolled until the node reports again; bring it back, or drain it (kubectl drain ${node ?? '<node>'}) to move the member`,
     };
   }
+  const stopped = voters.find((m) => !podOf(m.name));
+  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', members: [stopped.name], reason: `the pod of member ${stopped.name} is stopping` };
+  const unready = pods.find((p) => !p.ready || p.nodeLost);
   if (unready) return { type: 'Wait', awaiting: 'MemberReady', members: [unready.name], reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.

@@ -86,6 +86,13 @@ test('a plan that needs a person is Degraded under its cause, saying what to do;
   ]);
 });
 
+test('a running cluster whose plan needs a person is not Running (issue 32, review 8)', () => {
+  const blocked = { type: 'Blocked' as const, cause: 'NodeLost' as const, reason: 'member c answers but its node n3 is lost' };
+  const s = clusterStatus(cluster({ status: { phase: 'Running', bootstrapped: true } }), state(), blocked, reports(['3.5.17', '3.5.17']), NOW);
+  assert.equal(s.phase, 'Recovering');
+  assert.equal(cond(s, 'Degraded'), 'True');
+});
+
 test('a condition keeps its transition time while its status holds', () => {
   const first = clusterStatus(cluster(), state(), { type: 'Steady' }, new Map(), NOW);
   const later = clusterStatus(cluster({ status: first }), state(), { type: 'Steady' }, new Map(), '2026-11-22T01:00:00Z');

@@ -157,6 +157,9 @@ test('all pods gone, claims intact, no membership recorded: the claims that say 
   const unmarked = plan({ ...s, claimMarks: { neverRan: [], started: [], setAside: [] } });
   assert.equal((unmarked as { cause?: string }).cause, 'MembershipUnknown');
   assert.match((unmarked as { reason: string }).reason, /kubectl annotate pvc <claim> etcd\.database\.coreos\.com\/member-started=true/);
+  // Claims of this version that say their member never ran are told as such, not as an earlier version's (review 8).
+  const reason = (plan({ ...s, claimMarks: { neverRan: ['c'], started: [], setAside: [] } }) as { reason: string }).reason;
+  assert.match(reason, /claims a, b \(made by an earlier operator version\) do not say.*; claims c say their member never ran on them \(a mark that may be stale\)/);
 });
 
 test('pods of an unknown bootstrap are not touched: a person says whether they are members', () => {
@@ -647,6 +650,9 @@ test('found by the liveness property: what used to wait for ever now acts or say
   // No member answers and the only pods are on lost nodes: a person is told.
   const cut = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { nodeLost: true, node: 'n1', ready: false })] });
   assert.equal((plan(cut) as { cause?: string }).cause, 'NodeLost');
+  // A member that answers on a lost node while its pod is stopping: the pod never stops there (review 7).
+  const stuck = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true, nodeLost: true, node: 'n3' })] });
+  assert.equal((plan(stuck) as { cause?: string }).cause, 'NodeLost');
   // No member answers and the recorded member's volume came back empty: its claim holds nothing, a majority is lost (review 7).
   const emptied = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { dataLost: true, ready: false })] });
   assert.equal(plan(emptied).type, 'QuorumLost');
