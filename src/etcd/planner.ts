@@ -538,7 +538,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const podOf = (name: string): PodView | undefined => pods.find((p) => p.name === name);
   const healthOf = (name: string): MemberHealth | undefined => s.health.find((h) => h.name === name);
   const voters = votersOf(members);
-  const leader = s.health.find((h) => h.isLeader);
+  // The leader the voters agree on, as status reports it: one that only says it leads (cut off, a stale term) is none.
+  const leader = healthOf(agreedLeader(voters, s.health)?.name ?? '');
 
   // 3. Finish a change in flight.
   // A member whose volume came back empty must not rejoin under its ID, having forgotten what it acknowledged:
@@ -631,7 +632,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const corrupt = s.alarms.filter((a) => a.alarm === 'CORRUPT');
   if (corrupt.length > 0) return planCorruption(s, members, voters, leader, corrupt);
   const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
-  const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace) : undefined;
+  const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace, leader) : undefined;
   if (recovery) return recovery;
   const failed = (m: MemberView): boolean => podOf(m.name)?.phase === 'Failed';
   // A member on a volume on a lost node is the node-loss rule's: a restart would wait for a kubelet that does not
@@ -693,12 +694,14 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (stale.length > 0 && !r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
-  const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
+  // Who is caught up is judged against the leader: none agreed on yet, the roll waits for one.
+  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'waiting for a leader the members agree on before the next upgrade step' };
+  const lagging = voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
   if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', members: [lagging.name], reason: `${lagging.name} is catching up before the next upgrade step` };
-  const next = outdated.find((m) => m.name !== leader?.name) ?? outdated[0];
+  const next = outdated.find((m) => m.name !== leader.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
   const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}` : `applying new settings to ${next.name}`;
-  if (next.name === leader?.name) {
+  if (next.name === leader.name) {
     const successor = voters.find((v) => v.name !== next.name && !outdated.includes(v) && answers(s.health, v.name));
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
   }
@@ -842,8 +845,7 @@ function leaderLast(voters: MemberView[], health: readonly MemberHealth[]): Memb
 }
 
 /** The next step of a NOSPACE recovery, or undefined when the data fills the quota even so (nothing to do). */
-function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[]): Action | undefined {
-  const leader = s.health.find((h) => h.isLeader);
+function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[], leader: MemberHealth | undefined): Action | undefined {
   if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'NOSPACE: waiting for a leader' };
   const done = s.noSpaceRecovery ?? {};
   if (done.compactedRevision === undefined) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };

@@ -275,6 +275,15 @@ test('a removed member\'s claim is deleted only after the grace period, and neve
   assert.equal(plan({ ...s, unclaimedForMs: { a: 700_000 } }).type, 'Steady', 'a member\'s claim, whatever the clock says');
 });
 
+test('the leader is the one the voters agree on, not one that only says it leads (issue 32, review 9)', () => {
+  // c says it leads (a stale term, cut off), a and b follow a: a is the leader, kept last and handed over from.
+  const s = healthy(['a', 'b', 'c'], { desiredSize: 2, health: [health('c', { isLeader: true }), health('a', { isLeader: true }), health('b')] });
+  assert.equal((plan(s) as { member?: string }).member, 'b');
+  // With no leader agreed on, a roll waits for one rather than judging who is caught up against none.
+  const rolling = healthy(['a', 'b', 'c'], { targetVersion: '3.5.21', claims: ['a', 'b', 'c'], health: ['a', 'b', 'c'].map((n) => health(n, { leaderId: '' })) });
+  assert.equal((plan(rolling) as { awaiting?: string }).awaiting, 'LeaderElection');
+});
+
 test('the leader hands leadership to a healthy member before it is removed', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a', { phase: 'Failed', ready: false }), pod('b'), pod('c')] });
   assert.deepEqual(plan(s), { type: 'MoveLeader', toMemberId: 'id-b', to: 'b', reason: 'before removing a' });
@@ -353,7 +362,7 @@ test('an upgrade waits until every member is caught up with the leader', () => {
 test('the leader is upgraded last, after leadership moves to an upgraded member', () => {
   const onlyLeaderLeft = rolling('3.5.35', { claims: ['a', 'b', 'c'], pods: [pod('a'), pod('b', { version: '3.5.35' }), pod('c', { version: '3.5.35' })] });
   assert.deepEqual(plan(onlyLeaderLeft), { type: 'MoveLeader', toMemberId: 'id-b', to: 'b', reason: 'before upgrading a to 3.5.35' });
-  const moved = { ...onlyLeaderLeft, health: [health('a'), health('b', { isLeader: true }), health('c')] };
+  const moved = { ...onlyLeaderLeft, health: [health('a', { leaderId: 'id-b' }), health('b', { isLeader: true }), health('c', { leaderId: 'id-b' })] };
   assert.deepEqual(plan(moved), { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'upgrading a to 3.5.35: restarting it on its data' });
 });
 
