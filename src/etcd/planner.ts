@@ -5,9 +5,11 @@
  *
  * Rules, in order of precedence:
  * 1. Paused: nothing. A rebuild from backup first removes every member of the lost cluster. A recovery
- *    from a survivor restarts it alone with --force-new-cluster, then again without, before anything else.
+ *    from a survivor restarts it alone with --force-new-cluster, sets aside the claims of the members that
+ *    dropped, then restarts it without the flag, before anything else.
  * 2. Bootstrap: a cluster that never came up starts all its first members together (state "new"); pods
- *    lost mid-bootstrap are recreated with the same initial cluster; once every member started, mark it.
+ *    lost mid-bootstrap are recreated with the same initial cluster (as their pods and claims record it, while
+ *    no pod, claim or member outside it is there); once every member started, mark it.
  *    A restore from a backup's claim starts one founder only (the claim may attach to one node at a time).
  *    Claims that a deleted EtcdCluster of the same name left behind are adopted instead: the cluster re-forms
  *    on their data (its members restarted as after a power loss), and never bootstraps beside them.
@@ -21,7 +23,8 @@
  *    then deleted without waiting for the node, and it is replaced on a live node, volume or not; a member
  *    whose pod failed or that answered nothing past the threshold is restarted on its volume or, without
  *    one, replaced. Removal needs answering voters for a quorum of the rest and of the desired size; the
- *    leader hands leadership over first. A removed member's claim is kept for a grace period, then deleted.
+ *    leader hands leadership over first. A removed member's claim (any claim whose member etcd no longer
+ *    lists) is set aside, kept for a grace period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.
@@ -167,7 +170,10 @@ export interface ClusterState {
    * operator's own clock; others are absent.
    */
   strandedForMs: Record<string, number>;
-  /** How long each claim of no member (not in etcd's member list, no pod) has been so, on the operator's clock. */
+  /**
+   * How long each claim of no member (not in etcd's member list, no pod), and each claim a deleted cluster of
+   * this name left whose member never ran, has been so, on the operator's clock.
+   */
   unclaimedForMs: Record<string, number>;
   /**
    * Ready, schedulable nodes with no member, where members sharing a node may be spread again; absent when
@@ -212,7 +218,8 @@ export interface BackupView {
 export type Action =
   | { type: 'Paused' }
   | { type: 'Bootstrap'; size: number; version: string }
-  | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string }
+  /** `ran`: the missing members whose claims say they ran, restarted on their data (no restore over it). */
+  | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string; ran?: string[] }
   | { type: 'MarkBootstrapped' }
   | { type: 'Adopt'; claims: string[]; members: string[]; reason: string }
   | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true; peers?: string[] }
@@ -226,8 +233,8 @@ export type Action =
   | { type: 'DeleteClaim'; member: string; reason: string }
   /** Marks the claim as a removed member's: never restarted (nor adopted), deleted after the grace period. */
   | { type: 'SetClaimAside'; member: string; reason: string }
-  /** Something that comes by itself within a bound (see WAITING_FOR); the reason says what. */
-  | { type: 'Wait'; awaiting: WaitingFor; reason: string }
+  /** Something that comes by itself within a bound (see WAITING_FOR), from `members`; the reason says what. */
+  | { type: 'Wait'; awaiting: WaitingFor; members: string[]; reason: string }
   /** Nothing the operator may safely do: a person must act, as `reason` says. Surfaced as Degraded, reason `cause`. */
   | { type: 'Blocked'; cause: BlockedCause; reason: string }
   | { type: 'QuorumLost'; reason: string }
@@ -270,6 +277,7 @@ export const BLOCKED_CAUSES = {
   BootstrapStalled: 'bootstrap members cannot start by themselves: delete the cluster\'s pods and claims to bootstrap anew, or restore from a backup',
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
+  SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
 
@@ -352,18 +360,23 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   // all gone (deleted one by one to be made again from a fixed spec, evicted, deleted by a person) resumes
   // from its claims, which the resumed pods mount, data or not.
   const initial = pods.find((p) => p.bootstrapMembers)?.bootstrapMembers ?? s.claimMarks.bootstrapMembers;
+  // The record outlives the bootstrap: a cluster that ran on and replaced founders, then lost its status,
+  // still shows it. Resuming it would start the removed founders anew with the original token (their old
+  // member and cluster IDs), a quorum of their own. It is this bootstrap's only while nothing else is there.
+  if (initial && !onlyBootstrapMembers(s, initial)) return unrecordedBootstrap(s);
   if (!initial) {
     // Pods (even stopping ones) or claims without a recorded bootstrap: something made them whose plan this
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     const stopping = s.pods.find((p) => p.terminating);
     if (stopping?.nodeLost) return nodeLost(s);
-    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
-    // A claim that says its member never ran holds nothing, whoever made it: it is no reason not to bootstrap.
-    const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c) && !s.members?.some((m) => m.name === c));
-    if (s.pods.length === 0 && empty) return { type: 'DeleteClaim', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' };
+    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
+    // A claim that says its member never ran should hold nothing, whoever made it: it is no reason not to
+    // bootstrap. The mark may be stale (a member seen running too late to record it), so the claim is set
+    // aside, kept for the grace period, rather than deleted.
+    const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c));
+    if (s.pods.length === 0 && !s.members && empty) return { type: 'SetClaimAside', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: kept for the grace period, never restarted' };
     if (s.pods.length > 0 || liveClaims(s).length > 0) return unrecordedBootstrap(s);
-    if (s.retained.length > 0) return adoption(s.retained);
-    return { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
+    return expiredClaim(s) ?? adoption(s.retained) ?? { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
   }
   // Once every initial member has started, the cluster exists: from then on no member is ever created with
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
@@ -380,15 +393,21 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   const failed = unborn.find((p) => p.phase === 'Failed');
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
-  if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version };
+  const ran = missing.filter((m) => s.claimMarks.started.includes(m));
+  if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version, ...(ran.length > 0 ? { ran } : {}) };
   // A pod that failed after its etcd ran holds data: on a claim it is restarted there; otherwise, or when its
   // data or node is lost, the bootstrap cannot finish by itself.
   const ranFailed = pods.find((p) => initial.includes(p.name) && p.phase === 'Failed' && !p.neverRan && liveClaims(s).includes(p.name) && !p.nodeLost && !p.dataLost);
   if (ranFailed) return { type: 'DeletePod', member: ranFailed.name, deleteClaim: false, reason: 'its pod failed after its etcd ran; restarting it on its data' };
   const waitingOn = initial.filter((m) => !started.includes(m));
   if (!s.pods.some((p) => waitingOn.includes(p.name) && mayRun(p))) return bootstrapStalled(s, waitingOn);
-  return { type: 'Wait', awaiting: 'MembersStarting', reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+  const starting = waitingOn.filter((m) => s.pods.some((p) => p.name === m && mayRun(p)));
+  return { type: 'Wait', awaiting: 'MembersStarting', members: starting, reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
 }
+
+/** Whether every pod, live claim and listed member is one of these initial members. */
+const onlyBootstrapMembers = (s: ClusterState, initial: string[]): boolean =>
+  [...s.pods.map((p) => p.name), ...liveClaims(s), ...(s.members ?? []).map((m) => m.name)].every((n) => initial.includes(n));
 
 /**
  * Pods or claims of this cluster whose status records neither a bootstrap nor its members (status lost, say):
@@ -396,7 +415,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
  * members may restart what was never one. A person says which.
  */
 function unrecordedBootstrap(s: ClusterState): Action {
-  const names = [...new Set([...s.pods.map((p) => p.name), ...s.claims])].sort();
+  const names = [...new Set([...s.pods.map((p) => p.name), ...liveClaims(s)])].sort();
   return {
     type: 'Blocked', cause: 'UnrecordedBootstrap',
     reason: `pods or claims ${names.join(', ')} of this cluster were made by no bootstrap its status records: if they hold data to keep, record them as its members `
@@ -417,16 +436,18 @@ function bootstrapStalled(s: ClusterState, members: string[]): Action {
 }
 
 /**
- * The claims of a deleted cluster of this name hold its data. A claim whose member never ran holds nothing and
- * is no member's: it is deleted, not adopted (a data guard would refuse it for ever). Of the rest, exactly one
+ * The claims of a deleted cluster of this name hold its data. A claim whose member never ran should hold
+ * nothing and is no member's: it is not adopted (a data guard would refuse it for ever), nor a reason not to
+ * bootstrap, and it is deleted after the grace period (its mark may be stale). Of the rest, exactly one
  * incarnation is adopted, the newest (incarnations of one name follow each other): two sets of members
  * adopted together would each restart as a cluster of its own behind one Service. The others are named and
  * left alone for a person. A removed member's claim is adopted but not restarted (it goes after the grace
- * period, as it would have); with no member's data in the newest incarnation a person decides.
+ * period, as it would have); with no member's data in the newest incarnation a person decides. Undefined
+ * when no claim may hold data.
  */
-function adoption(retained: RetainedClaim[]): Action {
-  const empty = retained.find((c) => c.neverRan);
-  if (empty) return { type: 'DeleteClaim', member: empty.name, reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' };
+function adoption(all: RetainedClaim[]): Action | undefined {
+  const retained = all.filter((c) => !c.neverRan);
+  if (retained.length === 0) return undefined;
   const newest = newestIncarnation(retained);
   const adopted = retained.filter((c) => c.incarnation === newest);
   const claims = adopted.map((c) => c.name).sort();
@@ -457,7 +478,7 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
   const claims = liveClaims(s);
   if (pods.length === 0 && claims.length === 0 && !s.pods.some((p) => p.nodeLost)) return quorumLost(s, 'every member is gone with its data');
   const stopping = s.pods.find((p) => p.terminating && !p.nodeLost);
-  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', reason: `no member answered; waiting for pod ${stopping.name} to stop` };
+  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `no member answered; waiting for pod ${stopping.name} to stop` };
   const membership = s.recordedMembers.length > 0 ? s.recordedMembers : claims.filter((c) => s.claimMarks.started.includes(c));
   // Never beside a pod of its name, even one stopping on a lost node (it may still run behind the cut).
   const restart = membership.find((m) => claims.includes(m) && !s.pods.some((p) => p.name === m));
@@ -467,15 +488,17 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
   // A failed pod never runs again (evicted, refused by its kubelet); its member's data is on its claim.
   const failed = pods.find((p) => p.phase === 'Failed' && membership.includes(p.name) && claims.includes(p.name) && !p.nodeLost && !p.dataLost);
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'no member answers and its pod failed; restarting it on its data' };
-  if (s.recordedMembers.length === 0 && !pods.some(mayRun)) return s.pods.some((p) => p.nodeLost) ? nodeLost(s) : membershipUnknown(claims);
+  if (s.recordedMembers.length === 0 && !pods.some(mayRun)) return s.pods.some((p) => p.nodeLost) ? nodeLost(s) : membershipUnknown(s, claims);
   if (s.recordedMembers.length > 0) {
     // A recorded member keeps its data on its claim, or in a pod that may still run whose data guard did not find it gone.
-    const kept = s.recordedMembers.filter((m) => claims.includes(m) || s.pods.some((p) => p.name === m && !p.dataLost && p.phase !== 'Failed'));
+    // A pod whose data guard found its volume empty says the claim holds nothing any more.
+    const kept = s.recordedMembers.filter((m) => !s.pods.some((p) => p.name === m && p.dataLost)
+      && (claims.includes(m) || s.pods.some((p) => p.name === m && p.phase !== 'Failed')));
     const lost = s.recordedMembers.length - kept.length;
     if (kept.length < quorum(s.recordedMembers.length)) return quorumLost(s, `${lost} of ${s.recordedMembers.length} members are gone with their data; a majority is lost`);
   }
   if (!pods.some(mayRun)) return nodeLost(s);
-  return { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' };
+  return { type: 'Wait', awaiting: 'MembersAnswering', members: pods.filter(mayRun).map((p) => p.name), reason: 'no member answered; waiting for etcd' };
 }
 
 /** A pod that may still run etcd by itself: not stopping, not failed for good, its data not lost, its node not lost. */
@@ -492,11 +515,20 @@ function nodeLost(s: ClusterState): Action {
   };
 }
 
-/** Claims of an earlier version say nothing of their member: whether each holds a member's data is a person's word. */
-function membershipUnknown(claims: string[]): Action {
+/**
+ * Claims that do not say their member ran: an earlier version's say nothing, and a mark that says it never ran
+ * may be stale. Whether each holds a member's data is a person's word.
+ */
+function membershipUnknown(s: ClusterState, claims: string[]): Action {
+  const unmarked = claims.filter((c) => !s.claimMarks.neverRan.includes(c));
+  const neverRan = claims.filter((c) => s.claimMarks.neverRan.includes(c));
+  const which = [
+    ...(unmarked.length > 0 ? [`claims ${unmarked.join(', ')} (made by an earlier operator version) do not say whether a member ran on them`] : []),
+    ...(neverRan.length > 0 ? [`claims ${neverRan.join(', ')} say their member never ran on them (a mark that may be stale)`] : []),
+  ];
   return {
     type: 'Blocked', cause: 'MembershipUnknown',
-    reason: `no member runs, status records no membership, and claims ${claims.join(', ')} (made by an earlier operator version) do not say whether a member ran on them: `
+    reason: `no member runs, status records no membership, and ${which.join('; ')}: `
       + `mark those that hold a member's data (kubectl annotate pvc <claim> etcd.database.coreos.com/member-started=true) and their members restart on them`,
   };
 }
@@ -506,7 +538,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const podOf = (name: string): PodView | undefined => pods.find((p) => p.name === name);
   const healthOf = (name: string): MemberHealth | undefined => s.health.find((h) => h.name === name);
   const voters = votersOf(members);
-  const leader = s.health.find((h) => h.isLeader);
+  // The leader the voters agree on, as status reports it: one that only says it leads (cut off, a stale term) is none.
+  const leader = healthOf(agreedLeader(voters, s.health)?.name ?? '');
 
   // 3. Finish a change in flight.
   // A member whose volume came back empty must not rejoin under its ID, having forgotten what it acknowledged:
@@ -527,7 +560,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     // One that answers is catching up, however long that takes; one that stays silent would hold every
     // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
     if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) return removal(s, learner, 'learner never answered; removing it', voters, leader);
-    return { type: 'Wait', awaiting: 'CatchingUp', reason: `learner ${learner.name} catching up` };
+    return { type: 'Wait', awaiting: 'CatchingUp', members: [learner.name], reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);
   if (unstarted) {
@@ -540,7 +573,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
       const rejoining = voters.find((v) => !podOf(v.name) && s.claims.includes(v.name) && !s.pods.some((p) => p.name === v.name));
       return removing.type === 'Wait' && rejoining ? { type: 'CreatePod', member: rejoining.name, version, reason: 'pod gone; rejoining with its data' } : removing;
     }
-    return { type: 'Wait', awaiting: 'MembersStarting', reason: `member ${unstarted.name} starting` };
+    return { type: 'Wait', awaiting: 'MembersStarting', members: [unstarted.name], reason: `member ${unstarted.name} starting` };
   }
 
   // 4. Repairs.
@@ -572,10 +605,11 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     const stalled = voters.find((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && restartable(m));
     if (stalled) return { type: 'DeletePod', member: stalled.name, deleteClaim: false, reason: 'quorum lost and it answered nothing past the threshold; restarting it on its data' };
     const why = `quorum lost: ${answeringVoters} of ${voters.length} members answer`;
-    if (voters.some((v) => !answers(s.health, v.name) && mayAnswerSoon(s, v.name))) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${why}; waiting for members to come back` };
+    const returning = voters.filter((v) => !answers(s.health, v.name) && mayAnswerSoon(s, v.name)).map((v) => v.name);
+    if (returning.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: returning, reason: `${why}; waiting for ${returning.join(', ')} to come back` };
     // Once they are gone, the lost majority is judged again (a rebuild, say).
     const leaving = s.pods.find((p) => p.terminating && !p.nodeLost);
-    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', reason: `${why}; waiting for pod ${leaving.name} to stop` };
+    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', members: [leaving.name], reason: `${why}; waiting for pod ${leaving.name} to stop` };
     const silent = voters.filter((v) => !answers(s.health, v.name)).map((v) => v.name);
     if (silent.every((n) => s.pods.some((p) => p.name === n && p.nodeLost))) return nodeLost(s);
     return {
@@ -598,7 +632,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const corrupt = s.alarms.filter((a) => a.alarm === 'CORRUPT');
   if (corrupt.length > 0) return planCorruption(s, members, voters, leader, corrupt);
   const noSpace = s.alarms.filter((a) => a.alarm === 'NOSPACE');
-  const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace) : undefined;
+  const recovery = noSpace.length > 0 ? planNoSpace(s, voters, noSpace, leader) : undefined;
   if (recovery) return recovery;
   const failed = (m: MemberView): boolean => podOf(m.name)?.phase === 'Failed';
   // A member on a volume on a lost node is the node-loss rule's: a restart would wait for a kubelet that does not
@@ -610,22 +644,28 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (s.claims.includes(broken.name)) return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: `${why}; restarting it on its data` };
     return removal(s, broken, `${why}; replacing it`, voters, leader);
   }
-  const expired = Object.entries(s.unclaimedForMs).find(([name, ms]) => ms > s.claimGraceMs && !members.some((m) => m.name === name) && !s.pods.some((p) => p.name === name));
-  if (expired) return { type: 'DeleteClaim', member: expired[0], reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
+  // A claim whose member etcd no longer lists (dropped by a recovery from a survivor, or removed by an
+  // operator stopped before it marked the claim) is set aside: nothing may restart it any more.
+  const dropped = droppedClaim(s, members.map((m) => m.name));
+  if (dropped) return setAsideDropped(dropped);
+  const expired = expiredClaim(s);
+  if (expired) return expired;
 
   // 5. Readiness gate.
-  const stopped = voters.find((m) => !podOf(m.name));
-  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', reason: `the pod of member ${stopped.name} is stopping` };
-  // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer.
-  const unready = pods.find((p) => !p.ready || p.nodeLost);
-  // One that answers on a lost node (its kubelet cut off from the API server) stays so until the node returns.
-  if (unready?.nodeLost && answers(s.health, unready.name)) {
+  // A pod on a lost node may still say Ready: its kubelet, which would say otherwise, does not answer. One that
+  // answers there (its kubelet cut off from the API server) stays so until the node returns, stopping or not.
+  const answeringOnLostNode = s.pods.find((p) => p.nodeLost && voters.some((v) => v.name === p.name) && answers(s.health, p.name));
+  if (answeringOnLostNode) {
+    const { name, node } = answeringOnLostNode;
     return {
       type: 'Blocked', cause: 'NodeLost',
-      reason: `member ${unready.name} answers but its node ${unready.node ?? ''} is lost (NotReady): no member is added, removed or rolled until the node reports again; bring it back, or drain it (kubectl drain ${unready.node ?? '<node>'}) to move the member`,
+      reason: `member ${name} answers but its node ${node ?? ''} is lost (NotReady): no member is added, removed or rolled until the node reports again; bring it back, or drain it (kubectl drain ${node ?? '<node>'}) to move the member`,
     };
   }
-  if (unready) return { type: 'Wait', awaiting: 'MemberReady', reason: `member ${unready.name} is not ready` };
+  const stopped = voters.find((m) => !podOf(m.name));
+  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', members: [stopped.name], reason: `the pod of member ${stopped.name} is stopping` };
+  const unready = pods.find((p) => !p.ready || p.nodeLost);
+  if (unready) return { type: 'Wait', awaiting: 'MemberReady', members: [unready.name], reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
   if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
@@ -654,12 +694,14 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (stale.length > 0 && !r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
-  const lagging = leader && voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
-  if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', reason: `${lagging.name} is catching up before the next upgrade step` };
-  const next = outdated.find((m) => m.name !== leader?.name) ?? outdated[0];
+  // Who is caught up is judged against the leader: none agreed on yet, the roll waits for one.
+  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'waiting for a leader the members agree on before the next upgrade step' };
+  const lagging = voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
+  if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', members: [lagging.name], reason: `${lagging.name} is catching up before the next upgrade step` };
+  const next = outdated.find((m) => m.name !== leader.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
   const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}` : `applying new settings to ${next.name}`;
-  if (next.name === leader?.name) {
+  if (next.name === leader.name) {
     const successor = voters.find((v) => v.name !== next.name && !outdated.includes(v) && answers(s.health, v.name));
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
   }
@@ -675,7 +717,7 @@ function quorumLost(s: ClusterState, reason: string): Action {
   // The furthest member may be one that is slow to answer: "auto" hears every member with a volume first,
   // or gives it up once it has answered nothing for the replacement threshold (finding 8).
   const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && !silentTooLong(s, m.name)) : [];
-  if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
+  if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: unheard.map((m) => m.name), reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
   // The survivor is restarted alone on the version new members get: one whose --force-new-cluster can drop
   // writes its database holds is never used for it.
@@ -704,17 +746,36 @@ function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined
  */
 function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
   const pod = s.pods.find((p) => p.name === rec.survivor);
-  if (pod?.terminating) return { type: 'Wait', awaiting: 'PodStopping', reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (pod?.terminating && !pod.nodeLost) return { type: 'Wait', awaiting: 'PodStopping', members: [rec.survivor], reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
   if (!pod) {
     return rec.forced
       ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
       : { type: 'CreatePod', member: rec.survivor, version, forceNewCluster: true, reason: 'survivor starting alone with --force-new-cluster' };
   }
+  // A failed pod never runs again (evicted, refused by its kubelet): the survivor restarts on its data, as it was.
+  if (pod.phase === 'Failed' && !pod.dataLost && !pod.nodeLost && s.claims.includes(rec.survivor)) {
+    return { type: 'DeletePod', member: rec.survivor, deleteClaim: false, reason: `survivor ${rec.survivor}: its pod failed; restarting it on its data` };
+  }
+  if (!mayRun(pod)) return survivorLost(rec.survivor, pod);
   const leads = s.health.some((h) => h.name === rec.survivor && h.isLeader);
   const alone = s.members?.length === 1 && s.members[0]?.name === rec.survivor;
-  if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', reason: `survivor ${rec.survivor} starting as a one-member cluster` };
+  if (!(leads && alone && pod.ready)) return { type: 'Wait', awaiting: 'MembersStarting', members: [rec.survivor], reason: `survivor ${rec.survivor} starting as a one-member cluster` };
+  // --force-new-cluster dropped every other member without a removal: their claims are set aside as removed
+  // members' are, before anything else, so that no adoption restarts them on data naming the old membership.
+  const dropped = droppedClaim(s, [rec.survivor]);
+  if (dropped) return setAsideDropped(dropped);
   if (pod.forced) return { type: 'RestartSurvivor', survivor: rec.survivor };
   return { type: 'CompleteSurvivorRecovery', survivor: rec.survivor };
+}
+
+/** The survivor's pod cannot run: its data is gone, its node is lost, or it failed without its claim. */
+function survivorLost(survivor: string, pod: PodView): Action {
+  const why = pod.dataLost ? 'its data is gone' : pod.nodeLost ? `its node ${pod.node ?? ''} is lost` : 'its pod failed and its claim is gone';
+  return {
+    type: 'Blocked', cause: 'SurvivorLost',
+    reason: `recovering from survivor ${survivor}, whose pod ${pod.name} cannot run: ${why}. Bring the node back if it can come back; otherwise end this recovery `
+      + `(kubectl patch etcdcluster <name> --subresource=status --type=json -p '[{"op":"remove","path":"/status/survivorRecovery"}]') so that another survivor is chosen, or restore from a backup`,
+  };
 }
 
 /**
@@ -736,7 +797,8 @@ function planCorruption(s: ClusterState, members: MemberView[], voters: MemberVi
   }
   const odd = members.find((m) => hashOf(m.name) !== undefined && hashOf(m.name) !== agreed);
   if (odd) return removal(s, odd, `CORRUPT: its data differs from that of a majority${at} (HashKV); replacing it`, voters, leader);
-  if (hashed.length < voters.length) return { type: 'Wait', awaiting: 'MembersAnswering', reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
+  const unhashed = voters.filter((v) => hashOf(v.name) === undefined).map((v) => v.name);
+  if (unhashed.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: unhashed, reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
   // etcd names member 0 when it cannot tell who differs (3.5's periodic check always does); such an alarm is
   // for a person to clear, even once the members that differed are gone.
   if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm); a member removed for its data is replaced after that` };
@@ -783,9 +845,8 @@ function leaderLast(voters: MemberView[], health: readonly MemberHealth[]): Memb
 }
 
 /** The next step of a NOSPACE recovery, or undefined when the data fills the quota even so (nothing to do). */
-function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[]): Action | undefined {
-  const leader = s.health.find((h) => h.isLeader);
-  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', reason: 'NOSPACE: waiting for a leader' };
+function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[], leader: MemberHealth | undefined): Action | undefined {
+  if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'NOSPACE: waiting for a leader' };
   const done = s.noSpaceRecovery ?? {};
   if (done.compactedRevision === undefined) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };
   const next = leaderLast(voters, s.health).find((m) => answers(s.health, m.name) && !(done.defragmented ?? []).includes(m.name));
@@ -817,8 +878,8 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
   // A learner casts no vote: removing it leaves the voters as they are.
   if (answering < needed && !m.isLearner) {
     const why = `removing ${m.name} would leave ${answering} answering voters, fewer than the ${needed} needed`;
-    const coming = votersOf(s.members).some((v) => v.name !== m.name && !answers(s.health, v.name) && mayAnswerSoon(s, v.name));
-    if (coming) return { type: 'Wait', awaiting: 'MembersAnswering', reason: why };
+    const coming = votersOf(s.members).filter((v) => v.name !== m.name && !answers(s.health, v.name) && mayAnswerSoon(s, v.name)).map((v) => v.name);
+    if (coming.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: coming, reason: why };
     const left = votersOf(s.members).length - 1;
     const smaller = answering >= quorum(left) ? `, or lower spec.size to at most ${2 * answering - 1} to repair it with the members that answer` : '';
     return { type: 'Blocked', cause: 'TooFewAnswering', reason: `${why} (${reason}), and the members that do not answer will not by themselves: bring them back${smaller}` };
@@ -828,6 +889,25 @@ function removal(s: ClusterState, m: MemberView, reason: string, voters: MemberV
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before removing ${m.name}` };
   }
   return { type: 'RemoveMember', memberId: m.id, member: m.name, reason };
+}
+
+/** A claim of the cluster's, not set aside, whose member is not among `members` (etcd's member list). */
+const droppedClaim = (s: ClusterState, members: string[]): string | undefined => liveClaims(s).find((c) => !members.includes(c));
+
+const setAsideDropped = (member: string): Action =>
+  ({ type: 'SetClaimAside', member, reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
+
+/**
+ * A claim of no member past the grace period, deleted: one of the cluster's set aside (its member removed), or
+ * one a deleted cluster of this name left whose member never ran.
+ */
+function expiredClaim(s: ClusterState): Action | undefined {
+  const past = (name: string): boolean => (s.unclaimedForMs[name] ?? 0) > s.claimGraceMs && !s.members?.some((m) => m.name === name) && !s.pods.some((p) => p.name === name);
+  const setAside = s.claimMarks.setAside.find(past);
+  if (setAside) return { type: 'DeleteClaim', member: setAside, reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
+  const empty = s.retained.find((c) => c.neverRan && past(c.name));
+  if (empty) return { type: 'DeleteClaim', member: empty.name, reason: `a claim a deleted cluster of this name left, whose member never ran on it, unused for ${Math.round(s.claimGraceMs / 1000)} s` };
+  return undefined;
 }
 
 /** A rebuild from backup under way, still removing what is left of the lost cluster. */
@@ -866,8 +946,10 @@ const changeInFlight = (s: ClusterState): MemberView | undefined => s.members?.f
 export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean> = {
   'never bootstrap a cluster that owns a pod or a claim (other than one set aside), or that status says came up': (s, a) =>
     a.type !== 'Bootstrap' || (s.pods.length === 0 && liveClaims(s).length === 0 && !s.bootstrapped),
-  'never bootstrap beside the claims of a deleted cluster of the same name': (s, a) =>
-    a.type !== 'Bootstrap' || s.retained.length === 0,
+  'never bootstrap beside claims a deleted cluster of the same name left that may hold data': (s, a) =>
+    a.type !== 'Bootstrap' || s.retained.every((c) => c.neverRan),
+  'resume only a bootstrap that every pod, live claim and listed member belongs to': (s, a) =>
+    a.type !== 'ResumeBootstrap' || onlyBootstrapMembers(s, a.initialMembers),
   'adopt only before a bootstrap, with no pod or claim of its own (other than one set aside), and restart no removed member': (s, a) =>
     a.type !== 'Adopt' || (!s.bootstrapped && s.pods.length === 0 && liveClaims(s).length === 0
       && a.members.every((m) => s.retained.some((c) => c.name === m && !c.removed))),
@@ -888,12 +970,14 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     const { answering, needed } = afterRemoval(s, a.member);
     return answering >= needed;
   },
+  'set aside only the claim of a member etcd does not list, in a rebuild one of the lost cluster, or before a bootstrap one that says its member never ran': (s, a) =>
+    a.type !== 'SetClaimAside' || clearingForRebuild(s) || (s.members !== undefined && !s.members.some((m) => m.name === a.member))
+      || (!s.bootstrapped && s.pods.length === 0 && s.claimMarks.neverRan.includes(a.member)),
   'never delete the claim of a listed member': (s, a) =>
     !((a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim)) && s.members?.some((m) => m.name === a.member) && !s.rebuild),
   'a claim that may hold data is deleted only after the grace period': (s, a) => {
     const claim = a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim) ? a.member : undefined;
-    return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs
-      || s.claimMarks.neverRan.includes(claim) || s.retained.some((c) => c.name === claim && c.neverRan);
+    return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs;
   },
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),

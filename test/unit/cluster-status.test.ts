@@ -40,11 +40,11 @@ test('a healthy cluster is Running, Available, not Progressing, not Degraded', (
 });
 
 test('phases follow what the cluster is doing', () => {
-  assert.equal(clusterStatus(cluster({ status: {} }), state({ bootstrapped: false }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, new Map(), NOW).phase, 'Creating');
+  assert.equal(clusterStatus(cluster({ status: {} }), state({ bootstrapped: false }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW).phase, 'Creating');
   const starting = state({ pods: state().pods.map((p) => ({ ...p, ready: p.name === 'a' })) });
   const creating = cluster({ status: { phase: 'Creating', bootstrapped: true } });
-  assert.equal(clusterStatus(creating, starting, { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, new Map(), NOW).phase, 'Creating', 'bootstrapped, members not all ready yet');
-  assert.equal(clusterStatus(cluster({ status: { phase: 'Running', bootstrapped: true } }), starting, { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, new Map(), NOW).phase, 'Recovering', 'once Running, unready members are a recovery');
+  assert.equal(clusterStatus(creating, starting, { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW).phase, 'Creating', 'bootstrapped, members not all ready yet');
+  assert.equal(clusterStatus(cluster({ status: { phase: 'Running', bootstrapped: true } }), starting, { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW).phase, 'Recovering', 'once Running, unready members are a recovery');
   assert.equal(clusterStatus(cluster(), state({ desiredSize: 5 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 5' }, new Map(), NOW).phase, 'Scaling');
   assert.equal(clusterStatus(cluster(), state(), { type: 'Paused' }, new Map(), NOW).phase, 'Paused');
   const lost = clusterStatus(cluster(), state(), { type: 'QuorumLost', reason: '2 of 3 members are gone' }, new Map(), NOW);
@@ -54,10 +54,10 @@ test('phases follow what the cluster is doing', () => {
 });
 
 test('without a healthy quorum the cluster is not Available; unready members make it Degraded', () => {
-  const s = clusterStatus(cluster(), state({ health: [h('a', { raftIndex: 1 })] }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'quorum lost' }, new Map(), NOW);
+  const s = clusterStatus(cluster(), state({ health: [h('a', { raftIndex: 1 })] }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'quorum lost' }, new Map(), NOW);
   assert.equal(cond(s, 'Available'), 'False');
   const pods = state().pods.map((p) => (p.name === 'c' ? { ...p, ready: false } : p));
-  const degraded = clusterStatus(cluster(), state({ pods }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'member c is not ready' }, new Map(), NOW);
+  const degraded = clusterStatus(cluster(), state({ pods }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'member c is not ready' }, new Map(), NOW);
   assert.equal(cond(degraded, 'Degraded'), 'True');
   assert.deepEqual(degraded.members?.unready, ['c']);
   assert.equal(degraded.phase, 'Recovering');
@@ -86,6 +86,13 @@ test('a plan that needs a person is Degraded under its cause, saying what to do;
   ]);
 });
 
+test('a running cluster whose plan needs a person is not Running (issue 32, review 8)', () => {
+  const blocked = { type: 'Blocked' as const, cause: 'NodeLost' as const, reason: 'member c answers but its node n3 is lost' };
+  const s = clusterStatus(cluster({ status: { phase: 'Running', bootstrapped: true } }), state(), blocked, reports(['3.5.17', '3.5.17']), NOW);
+  assert.equal(s.phase, 'Recovering');
+  assert.equal(cond(s, 'Degraded'), 'True');
+});
+
 test('a condition keeps its transition time while its status holds', () => {
   const first = clusterStatus(cluster(), state(), { type: 'Steady' }, new Map(), NOW);
   const later = clusterStatus(cluster({ status: first }), state(), { type: 'Steady' }, new Map(), '2026-11-22T01:00:00Z');
@@ -110,14 +117,14 @@ test('pod views: readiness, terminating, the bootstrap a pod came from and its v
 test('status tells what is observed: members that do not answer are not "all ready"; a pod that cannot run is named with its cause', () => {
   // Every pod of a bootstrap pending, no member answering: the old status said "all members ready".
   const pending = state({ bootstrapped: false, members: undefined, health: [], pods: state().pods.map((p) => ({ ...p, phase: 'Pending', ready: false })) });
-  const creating = clusterStatus(cluster({ status: {} }), pending, { type: 'Wait', awaiting: 'MembersAnswering', reason: 'bootstrapping: 0 of 3 members started' }, new Map(), NOW);
+  const creating = clusterStatus(cluster({ status: {} }), pending, { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'bootstrapping: 0 of 3 members started' }, new Map(), NOW);
   assert.equal(cond(creating, 'Degraded'), 'True');
   assert.equal(creating.readyMembers, 0);
   assert.deepEqual(creating.members?.unready, ['a', 'b', 'c']);
   const none = clusterStatus(cluster({ status: {} }), state({ bootstrapped: false, members: undefined, health: [], pods: [] }), { type: 'Bootstrap', size: 3, version: '3.5.17' }, new Map(), NOW);
   assert.equal(none.conditions?.find((c) => c.type === 'Degraded')?.reason, 'NoMembers');
   const trouble = { reason: 'ImagePullFailed', message: 'member pod a cannot pull image quay.io/coreos/etcd:v3.9.9' };
-  const pulling = clusterStatus(cluster(), state({ pods: pending.pods.map((p) => (p.name === 'a' ? { ...p, trouble } : p)) }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, new Map(), NOW);
+  const pulling = clusterStatus(cluster(), state({ pods: pending.pods.map((p) => (p.name === 'a' ? { ...p, trouble } : p)) }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW);
   assert.deepEqual(pick(pulling.conditions?.find((c) => c.type === 'Degraded')), { status: 'True', ...trouble });
   const refused = clusterStatus(cluster(), state(), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 4' }, new Map(), NOW,
     { reason: 'Refused', message: 'creating pod x: 403 Forbidden' });
@@ -156,7 +163,7 @@ test('pod views: a data guard that refused (exit 3), now or last time, says the 
 
 test('while members roll to a new version the phase is Upgrading; a refused version says why', () => {
   const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, version: i === 0 ? '3.5.35' : '3.5.17', config: '', forced: false, dataLost: false }));
-  const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, reports(['3.5.35', '3.5.17', '3.5.17']), NOW);
+  const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, reports(['3.5.35', '3.5.17', '3.5.17']), NOW);
   assert.equal(rolling.phase, 'Upgrading');
   assert.deepEqual([rolling.currentVersion, rolling.targetVersion], ['3.5.17', '3.5.35']);
   assert.equal(cond(rolling, 'UpgradeRefused'), 'False');
@@ -206,7 +213,7 @@ test('a rebuild from backup is recorded with the revisions lost, shown as Restor
 test('the recorded membership follows etcd member list and is kept while no member answers', () => {
   const seen = clusterStatus(cluster(), state(), { type: 'Steady' }, reports(['3.5.17']), NOW);
   assert.deepEqual(seen.membership, ['a', 'b', 'c']);
-  const blind = clusterStatus(cluster({ status: seen }), state({ members: undefined, health: [] }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, new Map(), NOW);
+  const blind = clusterStatus(cluster({ status: seen }), state({ members: undefined, health: [] }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW);
   assert.deepEqual(blind.membership, ['a', 'b', 'c']);
 });
 
@@ -214,7 +221,7 @@ test('bootstrapped and NOSPACE progress never go back when the plan was made on 
   // The plan saw an old copy; the stored status, read again after a conflict, is further along.
   const stale = state({ bootstrapped: false, alarms: [{ memberId: 'a', alarm: 'NOSPACE' }], noSpaceRecovery: { compactedRevision: 40, defragmented: [] } });
   const stored = cluster({ status: { bootstrapped: true, noSpaceRecovery: { compactedRevision: 40, defragmented: ['b', 'c'] } } });
-  const waited = clusterStatus(stored, stale, { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, new Map(), NOW);
+  const waited = clusterStatus(stored, stale, { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW);
   assert.equal(waited.bootstrapped, true);
   assert.deepEqual(waited.noSpaceRecovery, { compactedRevision: 40, defragmented: ['b', 'c'] });
   const defragmented = clusterStatus(stored, stale, { type: 'Defragment', member: 'a', reason: 'x' }, new Map(), NOW);
@@ -223,5 +230,5 @@ test('bootstrapped and NOSPACE progress never go back when the plan was made on 
   assert.deepEqual(olderCompaction.noSpaceRecovery, { compactedRevision: 40, defragmented: ['b', 'c'] }, 'a compaction behind the recorded one records nothing');
   // Nor does a lagging copy that still says bootstrapped bring it back once a rebuild has cleared it.
   const rebuilding = cluster({ status: { bootstrapped: false, rebuild: { backup: 'b', path: 'p', revision: 5, startedAt: NOW, cleared: false } } });
-  assert.equal(clusterStatus(rebuilding, state({ bootstrapped: true }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'x' }, new Map(), NOW).bootstrapped, false);
+  assert.equal(clusterStatus(rebuilding, state({ bootstrapped: true }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW).bootstrapped, false);
 });

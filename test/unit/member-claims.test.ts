@@ -58,11 +58,11 @@ test('claims are sorted into the cluster\'s own and those a deleted cluster of t
 
 test('an adoption that status does not record yet is finished, not taken for a bootstrap of unknown plan; once recorded, the claim is the cluster\'s', () => {
   const adopted = claim('old', { [ANNOTATION_CLUSTER_UID]: 'u2', [ANNOTATION_ADOPTED_FROM]: 'u1' });
-  assert.deepEqual(sortClaims([adopted], 'u2', false, true), { own: [], retained: [{ name: 'old', removed: false, incarnation: 'u1', neverRan: false, createdMs: 0 }] },
+  assert.deepEqual(sortClaims([adopted], 'u2', false, true), { own: [], retained: [{ name: 'old', removed: false, incarnation: 'u1', neverRan: false, createdMs: 0 }], leftEmpty: [] },
     'of the incarnation it came from, as the claims not patched yet');
-  assert.deepEqual(sortClaims([adopted], 'u2', true, true), { own: [adopted], retained: [] });
+  assert.deepEqual(sortClaims([adopted], 'u2', true, true), { own: [adopted], retained: [], leftEmpty: [] });
   // A rebuild from backup clears the cluster's claims before it starts afresh: adopted ones are its own then.
-  assert.deepEqual(sortClaims([adopted], 'u2', false, false), { own: [adopted], retained: [] });
+  assert.deepEqual(sortClaims([adopted], 'u2', false, false), { own: [adopted], retained: [], leftEmpty: [] });
 });
 
 test('a claim is made saying its member never ran on it, and a bootstrap\'s claim names the bootstrap\'s members (issue 32)', () => {
@@ -84,13 +84,14 @@ test('what the cluster\'s own claims say: never run on, set aside, and the boots
   ];
   assert.deepEqual(claimMarks(own), { neverRan: ['a'], started: ['b'], setAside: ['old'], bootstrapMembers: ['a', 'b'] }, 'a set-aside claim\'s bootstrap is not the one under way');
   const empty = claim('p', { [ANNOTATION_CLUSTER_UID]: 'u1', [ANNOTATION_MEMBER_STARTED]: 'false' }, { creationTimestamp: made });
-  assert.deepEqual(sortClaims([empty], 'u2', false, true).retained, [{ name: 'p', removed: false, incarnation: 'u1', neverRan: true, createdMs: made.getTime() }]);
+  assert.deepEqual(sortClaims([empty], 'u2', false, true), { own: [], retained: [{ name: 'p', removed: false, incarnation: 'u1', neverRan: true, createdMs: made.getTime() }], leftEmpty: [empty] },
+    'a claim that says its member never ran is timed, to be deleted after the grace period');
 });
 
 test('a claim is marked started once its member\'s etcd is seen to have run, an earlier version\'s claim too; never twice', async () => {
   const patched: string[] = [];
   const transport = { call: (method: string, path: string, body: unknown) => { patched.push(`${method} ${path} ${JSON.stringify(body)}`); return Promise.resolve({}); } } as unknown as ApiTransport;
   const own = [claim('a', { [ANNOTATION_MEMBER_STARTED]: 'false' }), claim('b', { [ANNOTATION_MEMBER_STARTED]: 'true' }), claim('c', {}), claim('d', { [ANNOTATION_MEMBER_STARTED]: 'false' })];
-  await recordStarts(transport, address, own, (m) => m !== 'd');
+  assert.deepEqual(await recordStarts(transport, address, own, (m) => m !== 'd'), ['a', 'c']);
   assert.deepEqual(patched, ['a', 'c'].map((n) => `PATCH /api/v1/namespaces/ns/persistentvolumeclaims/${n} {"metadata":{"annotations":{"${ANNOTATION_MEMBER_STARTED}":"true"}}}`));
 });

@@ -1,11 +1,12 @@
 // The planner's liveness (DESIGN §7): from every state the plan makes progress, names why a person must act
-// (a cause from the closed list), or waits for something that comes by itself within a bound, and no Wait
-// outlives its bound. Checked over generated cluster states (test/unit/cluster-states.ts).
+// (a cause from the closed list, only where that cause holds), or waits for members it names that come by
+// themselves within a bound, and no Wait outlives its bound; Steady means the spec is met. Checked over
+// generated cluster states (test/unit/cluster-states.ts). A planner that always answers Blocked or Steady fails it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BLOCKED_CAUSES, WAITING_FOR, answers, personNeeded, plan, quorum, votersOf } from '../../src/etcd/planner.js';
-import type { Action, ClusterState, PodView } from '../../src/etcd/planner.js';
+import { BLOCKED_CAUSES, WAITING_FOR, answers, countAnswering, personNeeded, plan, quorum, votersOf } from '../../src/etcd/planner.js';
+import type { Action, BlockedCause, ClusterState, PodView } from '../../src/etcd/planner.js';
 import { clusterStates } from './cluster-states.js';
 
 const PERSON_NEEDED: string[] = [...Object.keys(BLOCKED_CAUSES), 'QuorumLost', 'CorruptionUndecided', 'UpgradeRefused'];
@@ -34,30 +35,75 @@ function expired(s: ClusterState): ClusterState {
 /** A pod that can still run etcd by itself: not stopping, not failed for good, its data not lost, its node not lost. */
 const canRun = (p: PodView): boolean => !p.terminating && p.phase !== 'Failed' && !p.dataLost && !p.nodeLost;
 
-/** Whether what a Wait waits for is there, and comes by itself, in a state whose bounds have all passed. */
+const podOf = (s: ClusterState, name: string): PodView | undefined => s.pods.find((p) => p.name === name);
+const listed = (s: ClusterState, name: string): boolean => s.members?.some((m) => m.name === name) ?? false;
+
+/** A member that does not answer yet and will by itself: its pod can run and, if etcd lists it, is not silent past the threshold; or it restarts on its claim. */
+const mayComeBack = (s: ClusterState, name: string): boolean => {
+  const pod = podOf(s, name);
+  if (!pod) return s.claims.includes(name);
+  return canRun(pod) && !(listed(s, name) && (s.silentForMs[name] ?? 0) > s.replaceAfterMs);
+};
+
+/**
+ * Whether what a Wait waits for comes by itself, from exactly the members it names, in a state whose bounds
+ * have all passed.
+ */
 function stillComing(s: ClusterState, a: Extract<Action, { type: 'Wait' }>): boolean {
+  const each = (holds: (name: string) => boolean): boolean => a.members.length > 0 && a.members.every(holds);
   switch (a.awaiting) {
     case 'PodStopping':
-      return false;
+      return each((n) => s.pods.some((p) => p.name === n && p.terminating && !p.nodeLost));
     case 'MembersStarting':
-      return s.pods.some(canRun) || s.pods.some((p) => s.members?.some((m) => m.name === p.name && !m.started) && answers(s.health, p.name));
+      // Whether a pod that can run starts etcd is its kubelet's; what keeps it is reported.
+      return each((n) => { const p = podOf(s, n); return answers(s.health, n) || (p !== undefined && canRun(p)); });
     case 'MembersAnswering':
-      return s.pods.some(canRun);
+      return each((n) => answers(s.health, n) || mayComeBack(s, n));
     case 'MemberReady':
-      return s.pods.some((p) => canRun(p) && !p.ready && answers(s.health, p.name));
+      return each((n) => { const p = podOf(s, n); return p !== undefined && canRun(p) && !p.ready && answers(s.health, n); });
     case 'CatchingUp':
-      return s.health.some((h) => !h.isLeader && s.members?.some((m) => m.name === h.name));
+      return each((n) => answers(s.health, n));
     case 'LeaderElection':
       return s.health.length >= quorum(votersOf(s.members).length);
   }
 }
 
-test('liveness, over 60,000 generated states: every plan makes progress, names a cause a person must act on from the closed list, or waits for something bounded', () => {
+/**
+ * What must hold of a state for each cause a person is told of: a Blocked plan is never a shrug. Each says
+ * that the rules cannot act and nothing comes by itself, in the terms of that cause.
+ */
+const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
+  UnrecordedBootstrap: (s) => !s.bootstrapped && (s.pods.length > 0 || (s.members ?? []).length > 0 || s.claims.some((c) => !s.claimMarks.setAside.includes(c))),
+  NodeLost: (s) => s.pods.some((p) => p.nodeLost),
+  TooFewAnswering: (s) => {
+    const voters = votersOf(s.members);
+    const needed = Math.max(quorum(Math.max(voters.length - 1, 0)), quorum(s.desiredSize));
+    // Of the voters that do not answer, none may come back by itself, other than the one a repair would remove.
+    return countAnswering(voters, s.health) <= needed && voters.filter((v) => !answers(s.health, v.name) && mayComeBack(s, v.name)).length <= 1;
+  },
+  BootstrapStalled: (s) => !s.bootstrapped && s.pods.some((p) => !canRun(p)),
+  MembershipUnknown: (s) => s.members === undefined && s.recordedMembers.length === 0 && !s.pods.some(canRun),
+  RetainedClaimsRemoved: (s) => !s.bootstrapped && s.retained.some((c) => c.removed),
+  SurvivorLost: (s) => s.survivorRecovery !== undefined && !s.pods.some((p) => p.name === s.survivorRecovery?.survivor && canRun(p)),
+};
+
+/** Steady claims the spec is met: every voter of the desired count ready on its pod, on the target version and settings, no alarm, no change in flight. */
+function specMet(s: ClusterState): boolean {
+  const members = s.members ?? [];
+  const pods = s.pods.filter((p) => !p.terminating);
+  return members.length === s.desiredSize && members.every((m) => !m.isLearner && m.started)
+    && members.every((m) => pods.some((p) => p.name === m.name && p.ready && !p.nodeLost && p.version === s.targetVersion && p.config === s.targetConfig))
+    && pods.every((p) => listed(s, p.name)) && s.alarms.length === 0 && s.bootstrapped;
+}
+
+test('liveness, over 60,000 generated states: every plan makes progress, names a cause a person must act on from the closed list (only where it holds), or waits for something bounded; Steady only with the spec met', () => {
   fc.assert(fc.property(clusterStates, (s) => {
     const a = plan(s);
     const cause = personNeeded(a);
     if (cause !== undefined) assert.ok(PERSON_NEEDED.includes(cause), `cause outside the closed list: ${JSON.stringify(a)}`);
+    if (a.type === 'Blocked') assert.ok(BLOCKED_WHEN[a.cause](s), `${a.cause} where it does not hold: ${JSON.stringify(a)}`);
     if (a.type === 'Wait') assert.ok(Object.keys(WAITING_FOR).includes(a.awaiting), `wait for something unbounded: ${JSON.stringify(a)}`);
+    if (a.type === 'Steady') assert.ok(specMet(s), `Steady with the spec not met: ${JSON.stringify(a)}`);
   }), { numRuns: 60_000 });
 });
 

@@ -81,12 +81,30 @@ test('a bootstrap on volumes whose pods are all gone resumes from what its claim
   const initial = ['a', 'b', 'c'];
   const three = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: initial, claimMarks: { neverRan: initial, started: [], setAside: [], bootstrapMembers: initial } });
   assert.deepEqual(plan(three), { type: 'ResumeBootstrap', initialMembers: initial, missing: initial, version: '3.5.17' });
-  // A claim whose member ran holds data: it is mounted again by its resumed pod, never taken for empty.
-  assert.deepEqual(plan({ ...three, claimMarks: { neverRan: ['b', 'c'], started: ['a'], setAside: [], bootstrapMembers: initial } }), plan(three));
-  // A claim of no recorded bootstrap whose member never ran (the operator stopped between a claim and its pod) holds nothing.
+  // A claim whose member ran holds data: it is mounted again by its resumed pod, never taken for empty, and
+  // never restored over (review 4).
+  assert.deepEqual(plan({ ...three, claimMarks: { neverRan: ['b', 'c'], started: ['a'], setAside: [], bootstrapMembers: initial } }),
+    { type: 'ResumeBootstrap', initialMembers: initial, missing: initial, ran: ['a'], version: '3.5.17' });
+  // A claim of no recorded bootstrap whose member never ran (the operator stopped between a claim and its pod)
+  // should hold nothing; the mark may be stale, so it is set aside, kept for the grace period (review 6).
   const stray = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: ['x'], claimMarks: { neverRan: ['x'], started: [], setAside: [] } });
-  assert.deepEqual(plan(stray), { type: 'DeleteClaim', member: 'x', reason: 'a claim of no recorded bootstrap whose member never ran on it: it holds nothing' });
+  assert.deepEqual(plan(stray), { type: 'SetClaimAside', member: 'x', reason: 'a claim of no recorded bootstrap whose member never ran on it: kept for the grace period, never restarted' });
+  assert.equal(plan({ ...stray, claimMarks: { neverRan: ['x'], started: [], setAside: ['x'] } }).type, 'Bootstrap');
   assert.equal(plan({ ...stray, claimMarks: { neverRan: [], started: [], setAside: [] } }).type, 'Blocked', 'one that may hold data is a person\'s to judge');
+});
+
+test('a bootstrap record on claims or pods is trusted only while every pod, live claim and listed member is one of its members (issue 32, review 2)', () => {
+  // Founders b1, b2 were replaced by b4, b5 long ago; status is lost. The record still names b1, b2, b3.
+  const initial = ['b1', 'b2', 'b3'];
+  const s = healthy(['b3', 'b4', 'b5'], { bootstrapped: false, recordedMembers: [], pods: [pod('b3', { bootstrapMembers: initial }), pod('b4'), pod('b5')],
+    claims: ['b1', 'b2', 'b3', 'b4', 'b5'], claimMarks: { neverRan: [], started: ['b1', 'b2', 'b3', 'b4', 'b5'], setAside: ['b1', 'b2'], bootstrapMembers: initial } });
+  const blocked = plan(s);
+  assert.equal((blocked as { cause?: string }).cause, 'UnrecordedBootstrap', JSON.stringify(blocked));
+  assert.match((blocked as { reason: string }).reason, /"membership":\["b3","b4","b5"\]/);
+  // All pods gone, no member answers: the claims alone still show members outside the record.
+  assert.equal((plan({ ...s, pods: [], members: undefined, health: [] }) as { cause?: string }).cause, 'UnrecordedBootstrap');
+  // The record's own members, and nothing else: the bootstrap resumes.
+  assert.equal(plan({ ...s, pods: [], members: undefined, health: [], claims: initial, claimMarks: { neverRan: [], started: [], setAside: [], bootstrapMembers: initial } }).type, 'ResumeBootstrap');
 });
 
 test('a bootstrap interrupted after some pods were created resumes with the same initial cluster', () => {
@@ -99,7 +117,7 @@ test('a bootstrap is marked done once every initial member has started, answerin
   const initial = ['a', 'b', 'c'];
   const pods = initial.map((n) => pod(n, { bootstrapMembers: initial }));
   const starting = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
-  assert.deepEqual(plan(starting), { type: 'Wait', awaiting: 'MembersStarting', reason: 'bootstrapping: 2 of 3 members started' });
+  assert.deepEqual(plan(starting), { type: 'Wait', awaiting: 'MembersStarting', members: ['c'], reason: 'bootstrapping: 2 of 3 members started' });
   assert.equal(type(plan({ ...starting, members: undefined })), 'Wait');
   assert.deepEqual(plan(healthy(initial, { bootstrapped: false, pods, health: [] })), { type: 'MarkBootstrapped' });
 });
@@ -108,7 +126,7 @@ test('a bootstrap member that started is never recreated with state "new", even 
   const initial = ['a', 'b', 'c'];
   const pods = ['a', 'c'].map((n) => pod(n, { bootstrapMembers: initial }));
   const s = healthy(initial, { bootstrapped: false, pods, members: [member('a'), member('b'), member('c', { started: false })] });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', reason: 'bootstrapping: 2 of 3 members started' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', members: ['c'], reason: 'bootstrapping: 2 of 3 members started' });
 });
 
 test('a bootstrapped cluster with no pods at all is never bootstrapped again', () => {
@@ -134,17 +152,20 @@ test('all pods gone, claims intact, no membership recorded: the claims that say 
   assert.equal((plan({ ...s, pods: [pod('a', { ready: false })] }) as { member?: string }).member, 'b');
   // Not a claim that never ran, nor one set aside (a removed member's).
   const some = { ...s, claimMarks: { neverRan: ['c'], started: ['a', 'b'], setAside: ['b'] } };
-  assert.deepEqual(plan({ ...some, pods: [pod('a', { ready: false })] }), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'no member answered; waiting for etcd' });
+  assert.deepEqual(plan({ ...some, pods: [pod('a', { ready: false })] }), { type: 'Wait', awaiting: 'MembersAnswering', members: ['a'], reason: 'no member answered; waiting for etcd' });
   // Claims of an earlier version say nothing: which held a member is for a person to say.
   const unmarked = plan({ ...s, claimMarks: { neverRan: [], started: [], setAside: [] } });
   assert.equal((unmarked as { cause?: string }).cause, 'MembershipUnknown');
   assert.match((unmarked as { reason: string }).reason, /kubectl annotate pvc <claim> etcd\.database\.coreos\.com\/member-started=true/);
+  // Claims of this version that say their member never ran are told as such, not as an earlier version's (review 8).
+  const reason = (plan({ ...s, claimMarks: { neverRan: ['c'], started: [], setAside: [] } }) as { reason: string }).reason;
+  assert.match(reason, /claims a, b \(made by an earlier operator version\) do not say.*; claims c say their member never ran on them \(a mark that may be stale\)/);
 });
 
 test('pods of an unknown bootstrap are not touched: a person says whether they are members', () => {
   const s = healthy([], { bootstrapped: false, members: undefined, pods: [pod('x')] });
   assert.equal((plan(s) as { cause?: string }).cause, 'UnrecordedBootstrap');
-  assert.deepEqual(plan({ ...s, pods: [pod('x', { terminating: true })] }), { type: 'Wait', awaiting: 'PodStopping', reason: 'pod x of no recorded bootstrap is stopping; not bootstrapping beside it' });
+  assert.deepEqual(plan({ ...s, pods: [pod('x', { terminating: true })] }), { type: 'Wait', awaiting: 'PodStopping', members: ['x'], reason: 'pod x of no recorded bootstrap is stopping; not bootstrapping beside it' });
 });
 
 test('claims a deleted cluster of the name left behind are adopted, never bootstrapped beside; removed members are not restarted', () => {
@@ -164,11 +185,18 @@ test('claims a deleted cluster of the name left behind are adopted, never bootst
   assert.deepEqual(plan(adopted), { type: 'CreatePod', member: 'x', version: '3.5.17', peers: ['x', 'y'], reason: 'no member answers and its pod is gone; restarting it on its data' });
 });
 
-test('of claims a deleted cluster left, those never run on are deleted, not adopted (issue 32, finding 2a)', () => {
-  // An EtcdCluster on volumes that never ran, deleted and made again: its claims hold nothing.
-  const fresh = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained: ['p', 'q'].map((n) => retainedClaim(n, { neverRan: true })) });
-  assert.deepEqual(plan(fresh), { type: 'DeleteClaim', member: 'p', reason: 'a claim a deleted cluster of this name left, whose member never ran on it: it holds nothing' });
-  assert.deepEqual(plan({ ...fresh, retained: [] }), { type: 'Bootstrap', size: 3, version: '3.5.17' }, 'once they are gone, a bootstrap');
+test('of claims a deleted cluster left, those never run on are not adopted, and deleted only after the grace period (issue 32, finding 2a, review 6)', () => {
+  // An EtcdCluster on volumes that never ran, deleted and made again: its claims should hold nothing.
+  const fresh = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, retained: ['p', 'q'].map((n) => retainedClaim(n, { neverRan: true })), unclaimedForMs: { p: 60_000, q: 60_000 } });
+  assert.deepEqual(plan(fresh), { type: 'Bootstrap', size: 3, version: '3.5.17' }, 'no reason not to bootstrap');
+  const past = { ...fresh, unclaimedForMs: { p: 60_000, q: 700_000 } };
+  assert.deepEqual(plan(past), { type: 'DeleteClaim', member: 'q', reason: 'a claim a deleted cluster of this name left, whose member never ran on it, unused for 600 s' });
+  // The mark may be stale: kept for the grace period once the cluster runs too.
+  const running = healthy(['a'], { retained: fresh.retained, unclaimedForMs: { p: 60_000 } });
+  assert.equal(plan(running).type, 'Steady');
+  assert.equal(plan({ ...running, unclaimedForMs: { p: 700_000 } }).type, 'DeleteClaim');
+  // Beside a claim that may hold data: only that one is adopted.
+  assert.deepEqual((plan({ ...fresh, retained: [...fresh.retained, retainedClaim('r')] }) as { claims?: string[] }).claims, ['r']);
 });
 
 test('claims of two earlier incarnations: only the newest is adopted, the other named and left alone (issue 32, finding 2b)', () => {
@@ -178,10 +206,9 @@ test('claims of two earlier incarnations: only the newest is adopted, the other 
     type: 'Adopt', claims: ['r', 's'], members: ['r', 's'],
     reason: 're-forming on the claims of a deleted cluster of this name: members r, s; claims p, q of an earlier incarnation are left alone: delete them once their data is not needed (kubectl delete pvc p q)',
   });
-  // The newer incarnation never ran: it is deleted first, and the older one, which ran, adopted.
+  // The newer incarnation never ran: the older one, which ran, is adopted.
   const newerEmpty = retained.map((c) => (c.incarnation === 'u2' ? { ...c, neverRan: true } : c));
-  assert.equal(plan({ ...s, retained: newerEmpty }).type, 'DeleteClaim');
-  assert.deepEqual((plan({ ...s, retained: newerEmpty.filter((c) => !c.neverRan) }) as { claims?: string[] }).claims, ['p', 'q']);
+  assert.deepEqual((plan({ ...s, retained: newerEmpty }) as { claims?: string[] }).claims, ['p', 'q']);
 });
 
 test('scale up adds one member, as a learner where supported', () => {
@@ -229,7 +256,7 @@ test('a failed member is replaced; with a volume, its pod is recreated on the da
 
 test('a member is replaced only once it answered nothing past the threshold; before it, everything else waits', () => {
   const silent = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: [pod('a'), pod('b'), pod('c', { ready: false })], health: [health('a', { isLeader: true }), health('b')], silentForMs: { c: 5_000 } });
-  assert.deepEqual(plan(silent), { type: 'Wait', awaiting: 'MemberReady', reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
+  assert.deepEqual(plan(silent), { type: 'Wait', awaiting: 'MemberReady', members: ['c'], reason: 'member c is not ready' }, 'the readiness gate holds the scale-up');
   const long = { ...silent, desiredSize: 3, silentForMs: { c: 120_000 } };
   assert.deepEqual(plan(long), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'answered nothing for 120 s; replacing it' });
   assert.deepEqual(plan({ ...long, claims: ['c'] }), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'answered nothing for 120 s; restarting it on its data' },
@@ -238,14 +265,23 @@ test('a member is replaced only once it answered nothing past the threshold; bef
 
 test('an unready member that answers is never replaced, however long it is unready (finding 1)', () => {
   const slow = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })] });
-  assert.deepEqual(plan(slow), { type: 'Wait', awaiting: 'MemberReady', reason: 'member b is not ready' });
+  assert.deepEqual(plan(slow), { type: 'Wait', awaiting: 'MemberReady', members: ['b'], reason: 'member b is not ready' });
 });
 
 test('a removed member\'s claim is deleted only after the grace period, and never a member\'s', () => {
-  const s = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c', 'old'], unclaimedForMs: { old: 60_000 } });
+  const s = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c', 'old'], claimMarks: { neverRan: [], started: [], setAside: ['old'] }, unclaimedForMs: { old: 60_000 } });
   assert.equal(plan(s).type, 'Steady', 'within the grace period it stays');
   assert.deepEqual(plan({ ...s, unclaimedForMs: { old: 700_000 } }), { type: 'DeleteClaim', member: 'old', reason: 'claim of no member for 600 s' });
   assert.equal(plan({ ...s, unclaimedForMs: { a: 700_000 } }).type, 'Steady', 'a member\'s claim, whatever the clock says');
+});
+
+test('the leader is the one the voters agree on, not one that only says it leads (issue 32, review 9)', () => {
+  // c says it leads (a stale term, cut off), a and b follow a: a is the leader, kept last and handed over from.
+  const s = healthy(['a', 'b', 'c'], { desiredSize: 2, health: [health('c', { isLeader: true }), health('a', { isLeader: true }), health('b')] });
+  assert.equal((plan(s) as { member?: string }).member, 'b');
+  // With no leader agreed on, a roll waits for one rather than judging who is caught up against none.
+  const rolling = healthy(['a', 'b', 'c'], { targetVersion: '3.5.21', claims: ['a', 'b', 'c'], health: ['a', 'b', 'c'].map((n) => health(n, { leaderId: '' })) });
+  assert.equal((plan(rolling) as { awaiting?: string }).awaiting, 'LeaderElection');
 });
 
 test('the leader hands leadership to a healthy member before it is removed', () => {
@@ -263,7 +299,7 @@ test('no removal that would leave the rest without a healthy quorum', () => {
     pods: [pod('a'), pod('b', { phase: 'Failed', ready: false }), pod('c', { ready: false })],
     health: [health('a', { isLeader: true }), health('b')],
   });
-  assert.deepEqual(plan(risky), { type: 'Wait', awaiting: 'MembersAnswering', reason: 'removing b would leave 1 answering voters, fewer than the 2 needed' });
+  assert.deepEqual(plan(risky), { type: 'Wait', awaiting: 'MembersAnswering', members: ['c'], reason: 'removing b would leave 1 answering voters, fewer than the 2 needed' });
 });
 
 test('quorum lost with pods or volumes still there waits; with a majority gone with their data it is reported', () => {
@@ -282,7 +318,7 @@ test('no member answering means wait, never a destructive action', () => {
 
 test('a stopping pod is not gone: its member is not restarted beside it, and a stopping majority is no lost majority (finding 6)', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true })], claims: ['c'], health: [health('a', { isLeader: true }), health('b')] });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'PodStopping', reason: 'the pod of member c is stopping' }, 'no pod made while its old one may still run');
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'the pod of member c is stopping' }, 'no pod made while its old one may still run');
   assert.deepEqual(plan({ ...s, pods: [pod('a'), pod('b')] }), { type: 'CreatePod', member: 'c', version: '3.5.17', reason: 'pod gone; rejoining with its data' });
   // Evicted but maybe alive: the majority that does not answer may still be serving on its own.
   const evicted = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b', { terminating: true }), pod('c', { terminating: true })], health: [health('a')],
@@ -320,13 +356,13 @@ test('an upgrade restarts members with volumes on their data, one at a time, fol
 
 test('an upgrade waits until every member is caught up with the leader', () => {
   const behind = rolling('3.5.35', { health: [health('a', { isLeader: true, raftIndex: 500 }), health('b', { raftIndex: 500 }), health('c', { raftIndex: 100 })] });
-  assert.deepEqual(plan(behind), { type: 'Wait', awaiting: 'CatchingUp', reason: 'c is catching up before the next upgrade step' });
+  assert.deepEqual(plan(behind), { type: 'Wait', awaiting: 'CatchingUp', members: ['c'], reason: 'c is catching up before the next upgrade step' });
 });
 
 test('the leader is upgraded last, after leadership moves to an upgraded member', () => {
   const onlyLeaderLeft = rolling('3.5.35', { claims: ['a', 'b', 'c'], pods: [pod('a'), pod('b', { version: '3.5.35' }), pod('c', { version: '3.5.35' })] });
   assert.deepEqual(plan(onlyLeaderLeft), { type: 'MoveLeader', toMemberId: 'id-b', to: 'b', reason: 'before upgrading a to 3.5.35' });
-  const moved = { ...onlyLeaderLeft, health: [health('a'), health('b', { isLeader: true }), health('c')] };
+  const moved = { ...onlyLeaderLeft, health: [health('a', { leaderId: 'id-b' }), health('b', { isLeader: true }), health('c', { leaderId: 'id-b' })] };
   assert.deepEqual(plan(moved), { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'upgrading a to 3.5.35: restarting it on its data' });
 });
 
@@ -455,6 +491,29 @@ test('recovery from a survivor: the furthest one, alone with --force-new-cluster
   assert.equal(plan({ ...alone, survivorRecovery: undefined, pods: [pod('a')] }).type, 'AddMember', 'then it scales back out');
 });
 
+test('a recovery from a survivor sets aside the claims of the members --force-new-cluster dropped, before anything else (issue 32, review 1)', () => {
+  const marks = { neverRan: [], started: ['a', 'b', 'c'], setAside: [] };
+  const alone = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c'], claimMarks: marks, survivorRecovery: { survivor: 'a', forced: false }, targetVersion: '3.5.35',
+    pods: [pod('a', { forced: true })], members: [member('a')], health: [health('a', { isLeader: true })] });
+  assert.deepEqual(plan(alone), { type: 'SetClaimAside', member: 'b', reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
+  assert.equal((plan({ ...alone, claimMarks: { ...marks, setAside: ['b'] } }) as { member?: string }).member, 'c');
+  assert.deepEqual(plan({ ...alone, claimMarks: { ...marks, setAside: ['b', 'c'] } }), { type: 'RestartSurvivor', survivor: 'a' });
+  // Any claim whose member etcd no longer lists (an operator stopped between the removal and the mark) likewise.
+  const removed = healthy(['a', 'b'], { desiredSize: 2, claims: ['a', 'b', 'c'], claimMarks: marks });
+  assert.deepEqual(plan(removed), { type: 'SetClaimAside', member: 'c', reason: 'etcd no longer lists its member: the claim is kept for the grace period, never restarted' });
+});
+
+test('a recovery from a survivor whose pod cannot run says so, naming the pod; a failed one restarts on its data (issue 32, review 5)', () => {
+  const recovering = healthy(['a', 'b', 'c'], { claims: ['a'], survivorRecovery: { survivor: 'a', forced: false }, targetVersion: '3.5.35', members: undefined, health: [] });
+  for (const trouble of [{ dataLost: true }, { nodeLost: true as const, node: 'n1' }, { nodeLost: true as const, terminating: true }]) {
+    const blocked = plan({ ...recovering, pods: [pod('a', { forced: true, ready: false, ...trouble })] });
+    assert.equal((blocked as { cause?: string }).cause, 'SurvivorLost', JSON.stringify(blocked));
+    assert.match((blocked as { reason: string }).reason, /survivor a, whose pod a cannot run/);
+  }
+  assert.deepEqual(plan({ ...recovering, pods: [pod('a', { forced: true, ready: false, phase: 'Failed' })] }),
+    { type: 'DeletePod', member: 'a', deleteClaim: false, reason: 'survivor a: its pod failed; restarting it on its data' });
+});
+
 test('a CORRUPT alarm is acted on only for a clear minority: no quorum agreeing, or none naming a member, is for a person (finding 4)', () => {
   const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: '0', alarm: 'CORRUPT' }] });
   assert.equal(plan(s).type, 'CorruptionUndecided', 'no HashKV taken: nothing known');
@@ -466,7 +525,7 @@ test('a CORRUPT alarm is acted on only for a clear minority: no quorum agreeing,
 
 test('an added member that has not started holds every other change; one that never starts is removed (finding 7)', () => {
   const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 5, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { started: false })), health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', reason: 'member d starting' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'MembersStarting', members: ['d'], reason: 'member d starting' });
   assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'member added but never started; removing it' });
 });
 
@@ -490,15 +549,15 @@ test('a member whose volume came back empty is removed, never restarted on it; a
 test('a learner that never answers is removed after the threshold; one that answers is left to catch up (finding 7)', () => {
   const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 4, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
     health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) });
-  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'CatchingUp', reason: 'learner d catching up' });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'CatchingUp', members: ['d'], reason: 'learner d catching up' });
   assert.deepEqual(plan({ ...s, silentForMs: { d: 120_000 } }), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'learner never answered; removing it' });
   const answering = { ...s, health: [...s.health, health('d', { raftIndex: 1 })] };
-  assert.deepEqual(plan(answering), { type: 'Wait', awaiting: 'CatchingUp', reason: 'learner d catching up' }, 'far behind but answering');
+  assert.deepEqual(plan(answering), { type: 'Wait', awaiting: 'CatchingUp', members: ['d'], reason: 'learner d catching up' }, 'far behind but answering');
 });
 
 test('"auto" chooses a survivor only once every member on a volume has answered, or stayed silent past the threshold (finding 8)', () => {
   const lost = healthy(['a', 'b', 'c', 'd', 'e'], { claims: ['a', 'b'], pods: [pod('a'), pod('b', { ready: false })], health: [health('a', { raftIndex: 70, revision: 33 })], survivorPolicy: 'auto', targetVersion: '3.5.35' });
-  assert.deepEqual(plan(lost), { type: 'Wait', awaiting: 'MembersAnswering', reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
+  assert.deepEqual(plan(lost), { type: 'Wait', awaiting: 'MembersAnswering', members: ['b'], reason: '3 of 5 members are gone with their data; a majority is lost; before choosing a survivor, waiting for b (on a volume) to answer' });
   assert.equal((plan({ ...lost, health: [...lost.health, health('b', { raftIndex: 90, revision: 40 })] }) as { survivor?: string }).survivor, 'b', 'b answers: the furthest is b');
   assert.equal((plan({ ...lost, silentForMs: { b: 120_000 } }) as { survivor?: string }).survivor, 'a', 'b silent past the threshold: the choice is made without it');
   assert.equal(plan({ ...lost, survivorPolicy: 'a' }).type, 'StartSurvivorRecovery', 'a named survivor needs no waiting');
@@ -512,7 +571,7 @@ test('a backup too old for the restore policy is not rebuilt from: the loss is r
 test('node loss: a member silent on a lost node past the threshold is removed first (the fence), even on a volume; before that, nothing', () => {
   const lost = { pods: [pod('a'), pod('b'), pod('c', { nodeLost: true, ready: false, node: 'n3' })], health: [health('a', { isLeader: true }), health('b')] };
   const early = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 20_000 } }));
-  assert.deepEqual(early, { type: 'Wait', awaiting: 'MemberReady', reason: 'member c is not ready' }, 'not restarted on its volume: its kubelet does not answer');
+  assert.deepEqual(early, { type: 'Wait', awaiting: 'MemberReady', members: ['c'], reason: 'member c is not ready' }, 'not restarted on its volume: its kubelet does not answer');
   const removed = plan(healthy(['a', 'b', 'c'], { ...lost, claims: ['a', 'b', 'c'], silentForMs: { c: 90_000 }, strandedForMs: { c: 31_000 } }));
   assert.equal(removed.type, 'RemoveMember');
   assert.match((removed as { reason: string }).reason, /node n3 is lost and it answered nothing for 31 s/);
@@ -600,4 +659,10 @@ test('found by the liveness property: what used to wait for ever now acts or say
   // No member answers and the only pods are on lost nodes: a person is told.
   const cut = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { nodeLost: true, node: 'n1', ready: false })] });
   assert.equal((plan(cut) as { cause?: string }).cause, 'NodeLost');
+  // A member that answers on a lost node while its pod is stopping: the pod never stops there (review 7).
+  const stuck = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true, nodeLost: true, node: 'n3' })] });
+  assert.equal((plan(stuck) as { cause?: string }).cause, 'NodeLost');
+  // No member answers and the recorded member's volume came back empty: its claim holds nothing, a majority is lost (review 7).
+  const emptied = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { dataLost: true, ready: false })] });
+  assert.equal(plan(emptied).type, 'QuorumLost');
 });

@@ -15,6 +15,8 @@ export const claimPath = (a: ClusterAddress, member: string): string => `/api/v1
 export interface SortedClaims {
   own: V1PersistentVolumeClaim[];
   retained: RetainedClaim[];
+  /** The retained claims that say their member never ran: deleted after the grace period, timed from these. */
+  leftEmpty: V1PersistentVolumeClaim[];
 }
 
 /**
@@ -30,10 +32,14 @@ export function sortClaims(labelled: V1PersistentVolumeClaim[], uid: string, boo
   const live = labelled.filter((c) => !c.metadata?.deletionTimestamp)
     .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   const adopting = (c: V1PersistentVolumeClaim): boolean => offerRetained && !bootstrapped && adoptedFrom(c) !== undefined;
-  const own = live.filter((c) => claimCluster(c) === uid && !adopting(c));
-  const retained = offerRetained ? live.filter((c) => !own.includes(c)).map(retainedClaim) : [];
-  return { own, retained };
+  const own = claimsOf(live, uid).filter((c) => !adopting(c));
+  const retained = offerRetained ? live.filter((c) => !own.includes(c)) : [];
+  return { own, retained: retained.map(retainedClaim), leftEmpty: retained.filter((c) => memberStarted(c) === false) };
 }
+
+/** The claims of this incarnation (adopted ones too, finished or not), whatever else is known. */
+export const claimsOf = (labelled: V1PersistentVolumeClaim[], uid: string): V1PersistentVolumeClaim[] =>
+  labelled.filter((c) => !c.metadata?.deletionTimestamp && claimCluster(c) === uid);
 
 /** What the planner knows of a claim a deleted cluster of the name left; an adopted one keeps the incarnation it came from. */
 const retainedClaim = (c: V1PersistentVolumeClaim): RetainedClaim => ({
@@ -58,12 +64,17 @@ export function claimMarks(own: V1PersistentVolumeClaim[]): ClaimMarks {
 /**
  * Records on each of the cluster's claims whose member's etcd is seen to have run that it did (claims of
  * earlier versions, which say nothing, too): from then on it may hold data, and is never taken for empty.
+ * Answers the claims it marked.
  */
-export async function recordStarts(transport: ApiTransport, a: ClusterAddress, own: V1PersistentVolumeClaim[], ran: (member: string) => boolean): Promise<void> {
+export async function recordStarts(transport: ApiTransport, a: ClusterAddress, own: V1PersistentVolumeClaim[], ran: (member: string) => boolean): Promise<string[]> {
+  const marked: string[] = [];
   for (const c of own) {
     const name = c.metadata?.name ?? '';
-    if (memberStarted(c) !== true && ran(name)) await transport.call('PATCH', claimPath(a, name), startedPatch, MERGE).catch(ignoreStatus(404));
+    if (memberStarted(c) === true || !ran(name)) continue;
+    await transport.call('PATCH', claimPath(a, name), startedPatch, MERGE).catch(ignoreStatus(404));
+    marked.push(name);
   }
+  return marked;
 }
 
 /**

@@ -56,11 +56,14 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
   switch (action.type) {
     case 'Bootstrap': {
       const initial = Array.from({ length: action.size }, () => newMemberName(x.address.cluster));
-      for (const m of initial) await createMember(x, m, action.version, 'new', initial, initial);
+      for (const m of initial) await createMember(x, m, action.version, { state: 'new', peers: initial, bootstrapMembers: initial });
       return 1000;
     }
     case 'ResumeBootstrap':
-      for (const m of action.missing) await createMember(x, m, action.version, 'new', action.initialMembers, action.initialMembers);
+      for (const m of action.missing) {
+        const ran = action.ran?.includes(m) ?? false;
+        await createMember(x, m, action.version, { state: 'new', peers: action.initialMembers, bootstrapMembers: action.initialMembers, ...(ran ? { ran } : {}) });
+      }
       return 1000;
     case 'MarkBootstrapped':
       return 500;
@@ -71,13 +74,13 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       return 500;
     case 'CreatePod': {
       const peers = action.peers ?? (names.includes(action.member) ? names : [...names, action.member]);
-      await createMember(x, action.member, action.version, 'existing', peers, undefined, action.forceNewCluster);
+      await createMember(x, action.member, action.version, { state: 'existing', peers, ...(action.forceNewCluster ? { forceNewCluster: true } : {}) });
       return 1000;
     }
     case 'AddMember': {
       const member = newMemberName(x.address.cluster);
       await x.etcd.memberAdd(leaderEndpoint(x), peerUrl(x.address, member), action.learner);
-      await createMember(x, member, action.version, 'existing', [...names, member]);
+      await createMember(x, member, action.version, { state: 'existing', peers: [...names, member] });
       return 1000;
     }
     case 'PromoteLearner':
@@ -145,25 +148,35 @@ function leaderEndpoint(x: ExecutionContext, avoid?: string): string {
   return clientUrl(x.address, leader[0]);
 }
 
-async function createMember(
-  x: ExecutionContext, member: string, version: string, state: 'new' | 'existing', members: string[], bootstrapMembers?: string[], forceNewCluster?: boolean,
-): Promise<void> {
+/** How a member's pod starts: its initial cluster state and peers, and what else is known of it. */
+interface MemberStart {
+  state: 'new' | 'existing';
+  peers: string[];
+  /** The initial members, for a member of a bootstrap. */
+  bootstrapMembers?: string[];
+  forceNewCluster?: true;
+  /** A bootstrap member whose claim says it ran: its data is on the claim (etcd ignores the initial cluster then). */
+  ran?: true;
+}
+
+async function createMember(x: ExecutionContext, member: string, version: string, { state, peers, bootstrapMembers, forceNewCluster, ran }: MemberStart): Promise<void> {
   const ns = `/api/v1/namespaces/${x.address.namespace}`;
   const uid = x.cluster.metadata.uid ?? '';
   const claimSpec = x.cluster.spec.pod?.persistentVolumeClaimSpec;
   // A claim is made only for a member that never started. One that started keeps its data on its claim, and
   // a claim made anew would be empty: the member would rejoin having forgotten what it acknowledged.
-  const started = state === 'existing' && (x.members === undefined || x.members.some((m) => memberName(m) === member && m.name !== ''));
+  const started = ran === true || (state === 'existing' && (x.members === undefined || x.members.some((m) => memberName(m) === member && m.name !== '')));
   const claimMade = claimSpec && !started
     ? await x.transport.call('POST', `${ns}/persistentvolumeclaims`, memberClaim(x.address, uid, member, claimSpec, claimRetention(x.cluster.spec), bootstrapMembers))
       .then(() => true, (err: unknown) => { ignoreStatus(409)(err); return false; })
     : false;
   const pod = memberPod({
     address: x.address, clusterUid: uid, spec: x.cluster.spec, specGeneration: x.cluster.metadata.generation ?? 0, member, version, state,
-    initialCluster: initialCluster(x.address, members), token: uid, withClaim: claimSpec !== undefined, operator: x.operator, expectData: started,
+    initialCluster: initialCluster(x.address, peers), token: uid, withClaim: claimSpec !== undefined, operator: x.operator, expectData: started,
     ...(bootstrapMembers ? { bootstrapMembers } : {}),
     ...(x.tls ? { tls: x.tls } : {}),
-    ...(x.restore && state === 'new' ? { restore: x.restore } : {}),
+    // A founder that ran holds its data already: etcdutl would refuse to restore over it, for ever.
+    ...(x.restore && state === 'new' && !started ? { restore: x.restore } : {}),
     ...(forceNewCluster ? { forceNewCluster } : {}),
   });
   // A pod that exists already (made by an earlier pass whose answer was lost) is not made again, nor said to be.

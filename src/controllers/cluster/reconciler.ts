@@ -39,7 +39,7 @@ import { ConfigurationError, ensureAutoTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
 import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention, removedForMs } from '../../k8s/member-claim.js';
-import { claimMarks, ensureClaimOwnership, recordStarts, sortClaims } from './claims.js';
+import { claimMarks, claimsOf, ensureClaimOwnership, recordStarts, sortClaims } from './claims.js';
 import type { SortedClaims } from './claims.js';
 import { siblingPath } from '../../storage/locate.js';
 
@@ -100,6 +100,11 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const path = clusterPath(namespace, name);
     const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };
 
+    // First, so that nothing failing below keeps a claim looking empty: a claim whose member's etcd ran holds data.
+    const pods = d.pods.ownedBy(uid);
+    const labelled = d.claims.withLabels(clusterLabels(name), namespace);
+    const markedByPods = await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && !etcdNeverRan(p)));
+
     const restoredBy = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
     await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined));
     let tls: MemberTls | undefined;
@@ -117,14 +122,15 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       await d.events.record(involved, 'Warning', err.reason, err.message);
       return { requeueAfterMs: 30_000 };
     }
-    const claims = sortClaims(d.claims.withLabels(clusterLabels(name), namespace), uid, cluster.status?.bootstrapped ?? false, restore === undefined);
+    const claims = sortClaims(labelled, uid, cluster.status?.bootstrapped ?? false, restore === undefined);
     await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
-    const pods = d.pods.ownedBy(uid);
-    await recordStarts(d.transport, address, claims.own, (member) => pods.some((p) => p.metadata?.name === member && !etcdNeverRan(p)));
     const cached = await observe(pods, nodesOf(pods, (n) => Promise.resolve(d.nodes.get(undefined, n))), claims, etcd, address, false);
+    // etcd lists a member by its name once it has started, which a pod's cached status may not show yet.
+    const startedMembers = (cached.etcdView.members ?? []).filter((m) => m.name !== '').map(memberName);
+    await recordStarts(d.transport, address, claims.own, (member) => !markedByPods.includes(member) && startedMembers.includes(member));
     // Not an action of the plan: it changes nothing in etcd, only lets clients reach members that are voters.
     await openVoterGates(d.transport, gatesToOpen(pods, cached.etcdView.members), Date.now());
-    const timings = clock(key, cached.observed, cached.liveClaims, performance.now());
+    const timings = clock(key, cached.observed, claims, performance.now());
     const free = freeNodes(cluster.spec, pods, d.nodes.list());
     const situation = spreadSituation(pods, free);
     const spreadTo = spreading.allowed(key, situation, performance.now()) ? free : undefined;
@@ -210,21 +216,23 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   /**
    * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh), its
    * silence on a lost node (stopping pods too: one on a lost node never stops), and each claim of no member
-   * (per claim). Without a member list none is judged, and all start again.
+   * (per claim). Without a member list none is judged, and all start again; a claim a deleted cluster left
+   * whose member never ran is no member's whatever etcd says, and is always timed.
    */
-  function clock(scope: string, o: Observed, liveClaims: V1PersistentVolumeClaim[], nowMs: number): Timings {
+  function clock(scope: string, o: Observed, claims: SortedClaims, nowMs: number): Timings {
     const listed = new Set((o.members ?? []).map(memberName));
     const unanswering = o.members ? o.pods.filter((p) => listed.has(p.metadata?.name ?? '') && !o.statuses.has(p.metadata?.name ?? '')) : [];
     const silent = unanswering.filter((p) => !p.metadata?.deletionTimestamp);
     const stranded = unanswering.filter((p) => nodeState(o.nodes.get(p.spec?.nodeName ?? '')).lost);
-    const orphaned = o.members ? liveClaims.filter((c) => !listed.has(c.metadata?.name ?? '') && !o.pods.some((p) => p.metadata?.name === c.metadata?.name)) : [];
+    const orphaned = o.members ? claims.own.filter((c) => !listed.has(c.metadata?.name ?? '') && !o.pods.some((p) => p.metadata?.name === c.metadata?.name)) : [];
     const byName = (durations: Map<string, number>): Record<string, number> =>
       Object.fromEntries([...durations].map(([k, ms]) => [k.split(' ')[0] ?? '', ms]));
     const keyOf = (x: V1Pod | V1PersistentVolumeClaim): string => `${x.metadata?.name ?? ''} ${x.metadata?.uid ?? ''}`;
     return {
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
       strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
-      unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, orphaned.map(keyOf), nowMs)))
+      // A removed member's claim counts from the removal recorded on it, across operator restarts.
+      unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, [...orphaned, ...claims.leftEmpty].map(keyOf), nowMs)))
         .map(([name, ms]) => [name, Math.max(ms, ...orphaned.filter((c) => c.metadata?.name === name).map((c) => removedForMs(c, Date.now())))])),
     };
   }
@@ -239,10 +247,9 @@ async function nodesOf(pods: V1Pod[], read: (name: string) => Promise<V1Node | u
 
 /** What the planner is given: the cluster's pods, their nodes and claims, and etcd's view through them. */
 async function observe(pods: V1Pod[], nodes: Promise<Map<string, V1Node>>, claims: SortedClaims, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
-  const liveClaims = claims.own;
   const etcdView = await observeEtcd(etcd, address, pods, linearizable);
-  const observed: Observed = { pods, nodes: await nodes, claims: liveClaims.map((c) => c.metadata?.name ?? ''), claimMarks: claimMarks(liveClaims), retained: claims.retained, ...etcdView };
-  return { observed, liveClaims, etcdView };
+  const observed: Observed = { pods, nodes: await nodes, claims: claims.own.map((c) => c.metadata?.name ?? ''), claimMarks: claimMarks(claims.own), retained: claims.retained, ...etcdView };
+  return { observed, etcdView };
 }
 
 /** A backup is too old to rebuild from, unless the restore policy says otherwise, after a day. */

@@ -172,7 +172,8 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     : !bootstrapped || (prev?.phase === 'Creating' && unready.length > 0) ? 'Creating'
     : upgrading ? 'Upgrading'
     : voters.length !== s.desiredSize ? 'Scaling'
-    : busy || unready.length > 0 ? 'Recovering'
+    // A person must act: whatever it looks like, the cluster is not running as asked.
+    : busy || unready.length > 0 || action.type === 'Blocked' ? 'Recovering'
     : 'Running';
   const generation = cluster.metadata.generation;
   const recovery = noSpaceRecovery(prev, s, action);
