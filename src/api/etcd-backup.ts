@@ -197,8 +197,12 @@ export const restoreStatus = object({
     snapshotRevision: integer({ format: 'int64', description: 'The revision that snapshot is named by.' }),
     replayedThrough: integer({ format: 'int64', description: 'The restored store holds every revision of the source up to this one.' }),
     snapshotHeld: integer({
-      format: 'int64', description: 'The source\'s revision the snapshot held (at or past the one it is named by): with revisionBump, the source\'s '
-        + 'revisions after it are that much higher in the restored store.',
+      format: 'int64', description: 'With a revision bump: the source\'s revision the snapshot held (at or past the one it is named by); the source\'s '
+        + 'revisions after it are revisionBump higher in the restored store.',
+    }),
+    revisionBump: integer({
+      format: 'int64', description: 'The bump the restored store was made with, found in the store itself (0 for a store made before restores bumped, '
+        + 'whatever the spec now says): what the replay shifts revisions by.',
     }),
   }),
   observedGeneration: integer({ format: 'int64' }),

@@ -46,6 +46,13 @@ test('a bootstrap on volumes that never ran: fixing the version starts it, and d
     assert.equal(await etcdGet(endpoint, 'k'), name);
   }
   const claims = await claimsOf('again');
-  assert.ok(claims.every((c) => c.metadata?.annotations?.['etcd.database.coreos.com/cluster-uid'] === recreated.metadata.uid), 'the claims in use are the new cluster\'s');
+  const uidOf = (c: V1PersistentVolumeClaim): string | undefined => c.metadata?.annotations?.['etcd.database.coreos.com/cluster-uid'];
+  const inUse = claims.filter((c) => again.includes(c.metadata?.name ?? ''));
+  assert.equal(inUse.length, 3);
+  assert.ok(inUse.every((c) => uidOf(c) === recreated.metadata.uid), 'the claims in use are the new cluster\'s');
+  // The first incarnation's claims, which never held data, are left aside (deleted after the claim grace period).
+  const left = claims.filter((c) => !again.includes(c.metadata?.name ?? ''));
+  t.diagnostic(`left aside: ${left.map((c) => `${c.metadata?.name ?? ''} (${c.metadata?.annotations?.['etcd.database.coreos.com/member-started'] ?? '?'})`).join(', ')}`);
+  assert.ok(left.every((c) => uidOf(c) !== recreated.metadata.uid && c.metadata?.annotations?.['etcd.database.coreos.com/member-started'] === 'false'), 'only never-ran claims of the first incarnation are left');
   operator.succeeded();
 });

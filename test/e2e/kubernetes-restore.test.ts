@@ -85,7 +85,7 @@ test('Kubernetes\' etcd backed up continuously and restored to a recorded point:
   const spec: RestoreSpec = { etcdCluster: { name: 'restored' }, backupStorageType: 'S3', s3, pointInTime: { revision: Number(point) }, clusterSpec: { size: 1 } };
   const restore = await restoreToEnd(bed, 'to-point', spec, 300_000);
   assert.equal(restore.status?.phase, 'Completed', JSON.stringify(restore.status));
-  const shift = { held: restore.status.pointInTime?.snapshotHeld ?? 0, bump: restore.spec.revisionBump ?? 0 };
+  const shift = { held: restore.status.pointInTime?.snapshotHeld ?? 0, bump: restore.status.pointInTime?.revisionBump ?? 0 };
   assert.equal(shift.bump, 1_000_000_000, 'the default bump, Kubernetes\' safe one');
   t.diagnostic(`restored: ${restore.status.conditions?.[0]?.message}; the snapshot held revision ${shift.held}`);
 

@@ -105,8 +105,8 @@ test('point-in-time restores of a realistic workload (leases expiring with > 128
     const spec: RestoreSpec = { etcdCluster: { name: `at-${name}` }, backupStorageType: 'S3', s3, pointInTime: { revision }, clusterSpec: { size: 1 }, ...(bump === undefined ? {} : { revisionBump: bump }) };
     const r = await restoreToEnd(bed, `at-${name}`, spec, 300_000);
     if (r.status?.phase !== 'Completed') return `${name} (revision ${revision}): ${r.status?.phase} ${r.status?.reason}: ${r.status?.conditions?.[0]?.message}`;
-    const shift = { held: r.status.pointInTime?.snapshotHeld ?? 0, bump: r.spec.revisionBump ?? -1 };
-    if (shift.bump !== (bump ?? 1_000_000_000)) return `${name}: revisionBump ${shift.bump}, not the default`;
+    const shift = { held: r.status.pointInTime?.snapshotHeld ?? 0, bump: r.status.pointInTime?.revisionBump ?? -1 };
+    if (shift.bump !== (bump ?? 1_000_000_000)) return `${name}: the store was bumped by ${shift.bump}, not ${bump ?? 'the default'}`;
     // Read at once: once the restore has ended, the snapshot's leases run out as they would have on the source.
     const held = await etcdRangeAll(await bed.clientEndpoint(`at-${name}`), storeRevisionOf(shift, revision));
     const differs = firstDifference(held.kvs, modelKeys(model, revision, shift));

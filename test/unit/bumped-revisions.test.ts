@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { UNSHIFTED, keyRevision, sourceRevisionOf, storeRevisionOf } from '../../src/controllers/restore/bumped-revisions.js';
+import { UNSHIFTED, keyRevision, restoredShift, sourceRevisionOf, storeRevisionOf } from '../../src/controllers/restore/bumped-revisions.js';
+import { EtcdError } from '../../src/etcd/client.js';
+import type { EtcdClient } from '../../src/etcd/client.js';
 
 test('without a bump the restored store numbers revisions as the source did', () => {
   for (const r of [1, 5, 1000]) {
@@ -28,4 +30,19 @@ test('property: a revision at or past the snapshot maps to the store and back un
     if (past > 0) assert.equal(keyRevision(shift, r), storeRevisionOf(shift, r), 'a revision replayed lands where its state is read');
     assert.ok(keyRevision(shift, r + 1) > storeRevisionOf(shift, r), 'the next replayed revision is past the store\'s');
   }), { numRuns: 2000 });
+});
+
+/** A store as etcdutl leaves it bumped: at `current`, and nothing below `compacted` readable. */
+const store = (current: number, compacted: number): EtcdClient => ({
+  currentRevision: () => Promise.resolve(current),
+  keyCount: (_e: string, revision: number) => (revision < compacted
+    ? Promise.reject(new EtcdError('e', 'etcdserver: mvcc: required revision has been compacted', 400)) : Promise.resolve(1)),
+}) as unknown as EtcdClient;
+
+test('the shift is found in the restored store: the lowest readable revision less the bump; a store below the bump was not bumped', async () => {
+  const bump = 1_000_000;
+  assert.deepEqual(await restoredShift(store(bump + 140, bump + 122), 'e', 100, bump), { held: 122, bump }, 'the snapshot held 122, past its name 100; revisions past it are the store\'s own');
+  assert.deepEqual(await restoredShift(store(bump + 100, bump + 100), 'e', 100, bump), { held: 100, bump });
+  assert.deepEqual(await restoredShift(store(160, 0), 'e', 100, bump), { held: 100, bump: 0 }, 'made before restores bumped: the source\'s numbers');
+  assert.deepEqual(await restoredShift(store(160, 0), 'e', 100, 0), { held: 100, bump: 0 });
 });

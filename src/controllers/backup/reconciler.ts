@@ -251,11 +251,13 @@ async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: num
 
 /**
  * Writes a snapshot's progress into the backup's status, one write at a time: a report that comes while one is
- * being written waits, and only the newest waiting one is written (the count only grows).
+ * being written waits, and only the newest waiting one is written (the count only grows). Once the outcome is
+ * about to be written (`written`), later reports are dropped: none may put back a snapshot that has ended.
  */
 function progressInStatus(d: BackupReconcilerDeps, backup: EtcdBackup, log: Logger): { tell: (p: SnapshotProgress) => void; written: () => Promise<void> } {
   let waiting: SnapshotProgress | undefined;
   let writing: Promise<void> = Promise.resolve();
+  let closed = false;
   const write = async (): Promise<void> => {
     const p = waiting;
     waiting = undefined;
@@ -266,10 +268,14 @@ function progressInStatus(d: BackupReconcilerDeps, backup: EtcdBackup, log: Logg
   };
   return {
     tell: (p) => {
+      if (closed) return;
       const queued = waiting !== undefined;
       waiting = p;
       if (!queued) writing = writing.then(write);
     },
-    written: () => writing,
+    written: () => {
+      closed = true;
+      return writing;
+    },
   };
 }

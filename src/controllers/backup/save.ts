@@ -10,7 +10,7 @@ import type { Codec, SealOptions } from '../../storage/sealed.js';
 import { firstAnswer } from './source.js';
 
 const PROGRESS_BYTES = 64 * 1024 * 1024;
-/** How often a snapshot under way tells how far it got (while bytes arrive: a stream that stops tells nothing more). */
+/** How often a snapshot under way tells how far it got, when that changed. */
 const PROGRESS_MS = 5000;
 
 /** A snapshot under way. */
@@ -38,7 +38,7 @@ export interface SaveRequest {
   sealing: SealOptions;
   timeoutMs: number;
   log: Logger;
-  /** Told when the snapshot starts, then every few seconds while it streams. */
+  /** Told when the snapshot starts, when its first bytes come, then every few seconds while more came. */
   progress?: (p: SnapshotProgress) => void;
 }
 
@@ -63,10 +63,9 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
   const started = performance.now();
   const startedAtMs = Date.now();
-  const told = (receivedBytes: number): void => r.progress?.({ object: objectName, member: member.endpoint, startedAtMs, receivedBytes, lastReceivedAtMs: Date.now() });
-  told(0);
-  const snapshot = paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log, told);
-  const stored = await r.storage.put(objectName, seals(r.sealing) ? seal(snapshot, r.sealing) : snapshot);
+  const teller = new ProgressTeller((receivedBytes, lastReceivedAtMs) => r.progress?.({ object: objectName, member: member.endpoint, startedAtMs, receivedBytes, lastReceivedAtMs }));
+  const snapshot = paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log, (bytes) => { teller.received(bytes); });
+  const stored = await r.storage.put(objectName, seals(r.sealing) ? seal(snapshot, r.sealing) : snapshot).finally(() => { teller.stop(); });
   const object = { ...stored, compression: r.sealing.codec, ...(r.sealing.key ? { keyId: r.sealing.key.id } : {}) };
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
   if (!r.periodic) return { object, revision, version, seconds };
@@ -85,14 +84,48 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
 }
 
 /**
- * Passes the snapshot (bounded by its own deadline, which holds while nothing arrives) through, logging
- * progress and telling it every few seconds; a failure at the deadline says which setting bounds it.
+ * Tells how much of a snapshot has come: at once when it starts and when its first bytes come, then on a timer
+ * whenever the count changed since it last told, so that a stream that stops (or a store that stops taking it)
+ * shows everything that had come, and when it last grew, not what came before the last tick.
  */
-export async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, log: Logger, told: (bytes: number) => void): AsyncIterable<Buffer> {
+export class ProgressTeller {
+  private bytes = 0;
+  private lastReceivedAtMs = Date.now();
+  private told = 0;
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(private readonly tell: (bytes: number, lastReceivedAtMs: number) => void, periodMs = PROGRESS_MS) {
+    tell(0, this.lastReceivedAtMs);
+    this.timer = setInterval(() => { this.flush(); }, periodMs);
+    this.timer.unref();
+  }
+
+  received(bytes: number): void {
+    const first = this.bytes === 0;
+    this.bytes = bytes;
+    this.lastReceivedAtMs = Date.now();
+    if (first) this.flush();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private flush(): void {
+    if (this.bytes === this.told) return;
+    this.told = this.bytes;
+    this.tell(this.bytes, this.lastReceivedAtMs);
+  }
+}
+
+/**
+ * Passes the snapshot (bounded by its own deadline, which holds while nothing arrives) through, logging
+ * progress and counting what came for `received`; a failure at the deadline says which setting bounds it.
+ */
+export async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, log: Logger, received: (bytes: number) => void): AsyncIterable<Buffer> {
   const deadline = Date.now() + timeoutMs;
   let bytes = 0;
   let logged = 0;
-  let toldAt = Date.now();
   try {
     for await (const chunk of source) {
       bytes += chunk.length;
@@ -100,11 +133,7 @@ export async function* paced(source: AsyncIterable<Buffer>, timeoutMs: number, l
         logged = bytes;
         log.info({ bytes }, 'backup in progress');
       }
-      // The first bytes at once (the stream has begun), then every few seconds.
-      if (bytes === chunk.length || Date.now() - toldAt >= PROGRESS_MS) {
-        toldAt = Date.now();
-        told(bytes);
-      }
+      received(bytes);
       yield chunk;
     }
   } catch (err) {

@@ -28,24 +28,28 @@ export const sourceRevisionOf = (s: RevisionShift, x: number): number => (x >= s
 const COMPACTED = /required revision has been compacted/;
 
 /**
- * The source's revision a bumped snapshot held, found in the restored store: the lowest revision that can still
- * be read is the bumped one (everything below is marked compacted), and the snapshot held at least the revision it
- * is named by. Revisions past it (a lease of the snapshot that ran out before it was held) are then checked against
- * the change log like any other.
+ * How the restored store numbers the source's revisions, found in the store itself. Bumped, its revision is at
+ * least the snapshot's name plus the bump, and the lowest revision it can still read is the bumped one (everything
+ * below is marked compacted): the snapshot held that less the bump, at least the revision it is named by.
+ * Revisions past it (a lease of the snapshot that ran out before it was held) are then checked against the change
+ * log like any other. A store below that was not bumped (its members were made before restores bumped, and the
+ * spec's default came later): its numbers are the source's.
  */
-export async function snapshotHeldIn(etcd: EtcdClient, endpoint: string, named: number, bump: number): Promise<number> {
+export async function restoredShift(etcd: EtcdClient, endpoint: string, named: number, bump: number): Promise<RevisionShift> {
+  const unbumped = { held: named, bump: 0 };
+  if (bump === 0) return unbumped;
+  let lo = named + bump;
+  let hi = await etcd.currentRevision(endpoint);
+  if (hi < lo) return unbumped;
   const readable = async (x: number): Promise<boolean> => etcd.keyCount(endpoint, x).then(() => true, (err: unknown) => {
     if (err instanceof EtcdError && COMPACTED.test(err.message)) return false;
     throw err;
   });
-  let lo = named + bump;
-  let hi = await etcd.currentRevision(endpoint);
-  if (hi < lo) throw new Error(`the restored store is at revision ${hi}, below ${lo}: it was not bumped by ${bump} from a snapshot of revision ${named} or later`);
   // The lowest readable revision in [lo, hi]: hi always is.
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
     if (await readable(mid)) hi = mid;
     else lo = mid + 1;
   }
-  return lo - bump;
+  return { held: lo - bump, bump };
 }

@@ -26,7 +26,7 @@ import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
-import { snapshotHeldIn } from './bumped-revisions.js';
+import { restoredShift } from './bumped-revisions.js';
 import { clusterSettled, podReady } from '../cluster/views.js';
 import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
 import type { LeaseHolds } from './lease-hold.js';
@@ -56,7 +56,7 @@ type Outcome = { phase: 'Restoring' | 'Completed' | 'Failed'; reason: string; me
 /** The phase between choosing a point in time and making the cluster. */
 const POINT_CHOSEN = 'PointChosen';
 /** A replay runs this long per reconcile, then yields the worker; the next goes on from the store's revision. */
-const REPLAY_SLICE_MS = 20_000;
+const REPLAY_SLICE_MS = 5_000;
 
 /**
  * reconcile(namespace/name) for EtcdRestore: checks the backup (its sha256, etcd's own hash, its seal), then
@@ -143,11 +143,11 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
       if (pointInTime) {
         return {
           phase: 'Completed', reason: 'ClusterRestored',
-          message: `EtcdCluster ${target} was at the source's revision ${pointInTime.replayedThrough ?? 0}, as the source was, when its clients were let in: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed${bumpNote(restore)}`,
+          message: `EtcdCluster ${target} was at the source's revision ${pointInTime.replayedThrough ?? 0}, as the source was, when its clients were let in: ${pointInTime.snapshot ?? ''} (revision ${pointInTime.snapshotRevision ?? 0}) and its change log replayed${bumpNote(pointInTime.revisionBump ?? 0)}`,
         };
       }
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
-      return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (its revision now ${revision})${bumpNote(restore)}` };
+      return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (its revision now ${revision})${bumpNote(restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP)}` };
     }
     const refused = snapshotRefused(d.pods.ownedBy(cluster.metadata.uid ?? ''));
     if (refused) {
@@ -193,8 +193,7 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
 }
 
 /** What a user reading the revisions must know: by how much they were raised, and that older ones are compacted. */
-function bumpNote(restore: EtcdRestore): string {
-  const bump = restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP;
+function bumpNote(bump: number): string {
   return bump > 0 ? `; its revisions raised by ${bump} and the older ones compacted (clients watching from an older revision list again)` : '';
 }
 
@@ -239,8 +238,7 @@ async function choosePoint(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
 }
 
 /** Replays the change log into the restored cluster, a slice at a time; Completed once it is at the revision asked for. */
-async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, chosen: PointInTime, log: Logger): Promise<Outcome> {
-  let pit = chosen;
+async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: PointInTime, log: Logger): Promise<Outcome> {
   const target = pit.revision ?? 0;
   const name = restore.spec.etcdCluster.name;
   const done = (through: number): Outcome => ({
@@ -253,14 +251,21 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, chosen: 
   try {
     const ready = await snapshotSource({ clusterName: name, storageType: 'S3' }, restore.metadata.namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
     const endpoint = ready.endpoints[0] ?? '';
-    const bump = restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP;
     const named = pit.snapshotRevision ?? 0;
-    // Found once and recorded: the replay's own revisions later are past it, and it stays the same.
-    const held = pit.snapshotHeld ?? (bump > 0 ? await snapshotHeldIn(ready.etcd, endpoint, named, bump) : named);
-    pit = { ...pit, snapshotHeld: held };
+    if (pit.revisionBump === undefined) {
+      // Found once, before anything is replayed, and recorded at once: the replay's own revisions are past it later,
+      // and a restart goes on from it. The store says what it was made with, not the spec.
+      const found = await restoredShift(ready.etcd, endpoint, named, restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP);
+      log.info({ shift: found }, 'the restored store\'s revisions, as the source\'s are numbered in it');
+      return {
+        phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, revisionBump: found.bump, ...(found.bump > 0 ? { snapshotHeld: found.held } : {}) },
+        message: `replaying the change log from revision ${found.held} to ${target}${found.bump > 0 ? `, each ${found.bump} higher in the restored store` : ''}`,
+      };
+    }
+    const shift = { held: pit.snapshotHeld ?? named, bump: pit.revisionBump };
     const through = await replay({
       storage: opened.storage, keys, etcd: ready.etcd, endpoint, chunks: chunksOf(await opened.storage.list(changeLogPrefix(opened.name)), opened.name),
-      target, checkedThrough: Math.max(pit.replayedThrough ?? 0, held), shift: { held, bump }, untilMs: Date.now() + REPLAY_SLICE_MS, log,
+      target, checkedThrough: Math.max(pit.replayedThrough ?? 0, shift.held), shift, untilMs: Date.now() + REPLAY_SLICE_MS, log,
     });
     if (through >= target) return done(through);
     return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: through }, message: `replaying the change log: at revision ${through} of ${target}` };
@@ -270,7 +275,8 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, chosen: 
       log.warn({ err: err.cause, through: err.through }, 'change log replay interrupted; trying again');
       return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: err.through }, message: `replaying the change log: at revision ${err.through} of ${target}; trying again after: ${(err.cause as Error).message}` };
     }
-    return refusal(err, opened.name);
+    // What was found (the shift, how far it got) stays in status beside the reason.
+    return { ...refusal(err, opened.name), pointInTime: pit };
   } finally {
     opened.close();
   }
