@@ -393,6 +393,10 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   const failed = unborn.find((p) => p.phase === 'Failed');
   if (failed) return { type: 'DeletePod', member: failed.name, deleteClaim: false, reason: 'its pod failed before its etcd ever ran; making it again' };
   const missing = initial.filter((m) => !pods.some((p) => p.name === m) && !started.includes(m));
+  // A pod of the name still stopping (deleted to be made again) must be gone before it is made again.
+  const stopping = s.pods.find((p) => p.terminating && missing.includes(p.name));
+  if (stopping?.nodeLost) return nodeLost(s);
+  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `pod ${stopping.name} is stopping; the bootstrap makes it again once it is gone` };
   const ran = missing.filter((m) => s.claimMarks.started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version, ...(ran.length > 0 ? { ran } : {}) };
   // A pod that failed after its etcd ran holds data: on a claim it is restarted there; otherwise, or when its

@@ -77,6 +77,9 @@ test('a bootstrap on volumes whose pods are all gone resumes from what its claim
   // A size-1 cluster whose only pod went before its etcd ran (a fixed spec.version, an eviction, a person).
   const single = healthy([], { desiredSize: 1, bootstrapped: false, members: undefined, claims: ['a'], claimMarks: { neverRan: ['a'], started: [], setAside: [], bootstrapMembers: ['a'] } });
   assert.deepEqual(plan(single), { type: 'ResumeBootstrap', initialMembers: ['a'], missing: ['a'], version: '3.5.17' });
+  // Its old pod still stopping: made again once it is gone, not created against it pass after pass.
+  assert.deepEqual(plan({ ...single, pods: [pod('a', { bootstrapMembers: ['a'], phase: 'Pending', neverRan: true, terminating: true })] }),
+    { type: 'Wait', awaiting: 'PodStopping', members: ['a'], reason: 'pod a is stopping; the bootstrap makes it again once it is gone' });
   // Three pods deleted one by one to be made again from a newer spec: the last deletion leaves only claims.
   const initial = ['a', 'b', 'c'];
   const three = healthy([], { desiredSize: 3, bootstrapped: false, members: undefined, claims: initial, claimMarks: { neverRan: initial, started: [], setAside: [], bootstrapMembers: initial } });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { etcdNeverRan, podTrouble } from '../../src/controllers/cluster/pod-trouble.js';
+import { etcdNeverRan, etcdStarted, podTrouble } from '../../src/controllers/cluster/pod-trouble.js';
 
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'ex-1', namespace: 'ns' }, status });
 const container = (name: string, o: Partial<V1ContainerStatus>): V1ContainerStatus => ({ name, image: 'quay.io/coreos/etcd:v3.2.13', imageID: '', ready: false, restartCount: 0, ...o });
@@ -40,4 +40,13 @@ test('a running pod has no trouble; its etcd has run', () => {
   assert.equal(etcdNeverRan(running), false);
   assert.equal(etcdNeverRan(pod({ phase: 'Pending', containerStatuses: [container('etcd', { state: { waiting: { reason: 'ErrImagePull' } } })] })), true);
   assert.equal(etcdNeverRan(pod({ phase: 'Running', containerStatuses: [container('etcd', { restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } } })] })), false);
+});
+
+test('a start is recorded only on evidence of one: a never-started container shown terminated as its pod is deleted is no run', () => {
+  assert.equal(etcdStarted(pod({ phase: 'Running', containerStatuses: [container('etcd', { state: { running: { startedAt: new Date() } } })] })), true);
+  assert.equal(etcdStarted(pod({ phase: 'Running', containerStatuses: [container('etcd', { restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } } })] })), true);
+  assert.equal(etcdStarted(pod({ phase: 'Failed', containerStatuses: [container('etcd', { state: { terminated: { exitCode: 1, startedAt: new Date(), finishedAt: new Date() } } })] })), true);
+  assert.equal(etcdStarted(pod({ phase: 'Pending', containerStatuses: [container('etcd', { state: { waiting: { reason: 'ErrImageNeverPull' } } })] })), false);
+  assert.equal(etcdStarted(pod({ phase: 'Failed', containerStatuses: [container('etcd', { state: { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown' } } })] })), false);
+  assert.equal(etcdStarted(pod({ phase: 'Pending' })), false);
 });

@@ -66,6 +66,17 @@ function containerTrouble(pod: string, namespace: string, c: V1ContainerStatus):
   return undefined;
 }
 
+/**
+ * Whether the pod's etcd container is known to have started: running now, restarted, or a termination that
+ * records when it started. What a claim's start mark is set on: a pod being deleted shows its never-started
+ * container as terminated (ContainerStatusUnknown, no start time), which is no run.
+ */
+export function etcdStarted(pod: V1Pod): boolean {
+  const etcd = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER);
+  if (!etcd) return false;
+  return etcd.restartCount > 0 || etcd.state?.running !== undefined || [etcd.state?.terminated, etcd.lastState?.terminated].some((t) => t?.startedAt !== undefined);
+}
+
 /** The pod's etcd container has never run: it holds no data and has acknowledged nothing. */
 export function etcdNeverRan(pod: V1Pod): boolean {
   const etcd = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER);

@@ -28,7 +28,7 @@ import { execute } from './execute.js';
 import { irreversible } from './irreversible.js';
 import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
-import { TROUBLE_REASONS, etcdNeverRan } from './pod-trouble.js';
+import { TROUBLE_REASONS, etcdStarted } from './pod-trouble.js';
 import { clusterState } from './views.js';
 import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
@@ -103,7 +103,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // First, so that nothing failing below keeps a claim looking empty: a claim whose member's etcd ran holds data.
     const pods = d.pods.ownedBy(uid);
     const labelled = d.claims.withLabels(clusterLabels(name), namespace);
-    const markedByPods = await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && !etcdNeverRan(p)));
+    const markedByPods = await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && etcdStarted(p)));
 
     const restoredBy = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
     await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined));
