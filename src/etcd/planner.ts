@@ -13,6 +13,7 @@
  *    A restore from a backup's claim starts one founder only (the claim may attach to one node at a time).
  *    Claims that a deleted EtcdCluster of the same name left behind are adopted instead: the cluster re-forms
  *    on their data (its members restarted as after a power loss), and never bootstraps beside them.
+ *    Under antiAffinity (one member per node) no bootstrap starts more founders than nodes can take them.
  * 3. A member whose volume came back empty (its pod's data guard says so) is removed, never restarted under
  *    its ID. Then a change in flight is finished before anything else: a learner gets its pod, then is promoted
  *    when caught up; a member added but never started gets its pod, and is removed if it never starts.
@@ -30,7 +31,8 @@
  * 5. Readiness gate: while any member is unready, nothing else.
  * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members on a
  *    drained node first, then members still on an old version, then members on old settings. A member on a
- *    drained (cordoned) node gets its replacement first, elsewhere; the scale-down then removes it.
+ *    drained (cordoned) node gets its replacement first, elsewhere; the scale-down then removes it. Under
+ *    antiAffinity a member is added only where a node can take it (any add: scale-up, replacement, roll).
  * 7. Roll members to the target version one at a time, once every member is caught up: a member with a
  *    volume restarts on its data with the new image; one without is replaced by adding a new member first
  *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
@@ -180,6 +182,12 @@ export interface ClusterState {
    * there are none, or when the last such move in this very situation came to nothing a short while ago.
    */
   spreadTo?: string[];
+  /**
+   * Under a hard one-member-per-node rule (antiAffinity), the nodes a member could go to, holding a member or
+   * not; absent without such a rule (any number of members fit). What only the scheduler judges (resources,
+   * volumes) shows later, as an unschedulable pod.
+   */
+  placeableNodes?: string[];
   /** A removed member's claim is kept this long, then deleted. */
   claimGraceMs: number;
   /** A learner within this many raft entries of the leader is caught up. */
@@ -278,6 +286,7 @@ export const BLOCKED_CAUSES = {
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
   SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
+  TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits: add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
 
@@ -376,7 +385,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c));
     if (s.pods.length === 0 && !s.members && empty) return { type: 'SetClaimAside', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: kept for the grace period, never restarted' };
     if (s.pods.length > 0 || liveClaims(s).length > 0) return unrecordedBootstrap(s);
-    return expiredClaim(s) ?? adoption(s.retained) ?? { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
+    return expiredClaim(s) ?? adoption(s.retained) ?? bootstrap(s, version);
   }
   // Once every initial member has started, the cluster exists: from then on no member is ever created with
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
@@ -403,6 +412,24 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (!s.pods.some((p) => waitingOn.includes(p.name) && mayRun(p))) return bootstrapStalled(s, waitingOn);
   const starting = waitingOn.filter((m) => s.pods.some((p) => p.name === m && mayRun(p)));
   return { type: 'Wait', awaiting: 'MembersStarting', members: starting, reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+}
+
+/**
+ * The founders, all at once, if each can run: under the hard one-member-per-node rule, founders beyond the
+ * nodes would be voters that never run, a cluster without the fault tolerance its size promises (issue 32,
+ * finding 13). Nothing is started then, and the numbers are told.
+ */
+function bootstrap(s: ClusterState, version: string): Action {
+  const size = s.singleFounder ? 1 : s.desiredSize;
+  const placeable = s.placeableNodes;
+  if (!placeable || placeable.length >= size) return { type: 'Bootstrap', size, version };
+  const fitting = placeable.length % 2 === 1 ? placeable.length : placeable.length - 1;
+  const lower = fitting > 0 ? `, lower spec.size to ${fitting}` : '';
+  return {
+    type: 'Blocked', cause: 'TooFewNodes',
+    reason: `not bootstrapping: spec.pod.antiAffinity places one member per node, and ${placeable.length} node(s) can take one (${placeable.join(', ') || 'none'}: Ready, `
+      + `schedulable, matching spec.pod.nodeSelector, taints tolerated), fewer than the ${size} members: add nodes${lower}, or set antiAffinity to false`,
+  };
 }
 
 /** Whether every pod, live claim and listed member is one of these initial members. */
@@ -668,13 +695,13 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (unready) return { type: 'Wait', awaiting: 'MemberReady', members: [unready.name], reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
-  if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
+  if (voters.length < s.desiredSize) return addMember(s, version, `scaling up to ${s.desiredSize}`);
   // A member on a node being drained moves: its replacement joins elsewhere first (the drained node takes no
   // new pod), and the scale-down below then removes it. The PodDisruptionBudget refuses its eviction meanwhile.
   const draining = (m: MemberView): boolean => podOf(m.name)?.nodeDraining === true;
   const leaving = voters.find(draining);
   if (leaving && voters.length === s.desiredSize) {
-    return { type: 'AddMember', learner: s.supportsLearners, version, reason: `node ${podOf(leaving.name)?.node ?? ''} is being drained: adding the replacement of ${leaving.name} elsewhere first` };
+    return addMember(s, version, `node ${podOf(leaving.name)?.node ?? ''} is being drained: adding the replacement of ${leaving.name} elsewhere first`);
   }
   const stale = voters.filter((m) => r.stale.includes(m.name));
   if (voters.length > s.desiredSize) {
@@ -706,7 +733,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
   }
   if (s.claims.includes(next.name)) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
-  return { type: 'AddMember', learner: s.supportsLearners, version, reason: `${step}: adding its replacement first` };
+  return addMember(s, version, `${step}: adding its replacement first`);
 }
 
 /**
@@ -831,10 +858,32 @@ function crowdedMembers(voters: MemberView[], pods: PodView[]): string[] {
  */
 function planSpread(s: ClusterState, voters: MemberView[], pods: PodView[], version: string): Action | undefined {
   const crowded = crowdedMembers(voters, pods);
-  if (!s.spreadTo?.length || crowded.length === 0 || voters.length !== s.desiredSize) return undefined;
+  if (!s.spreadTo?.length || crowded.length === 0 || voters.length !== s.desiredSize || !roomForOneMore(s)) return undefined;
   return {
     type: 'AddMember', learner: s.supportsLearners, version, spreading: true,
     reason: `spreading the members: ${crowded.join(', ')} share a node while ${s.spreadTo.join(', ')} has none; adding a member there first`,
+  };
+}
+
+/** One more member can be placed: there is no hard one-member-per-node rule, or a node that can take a member holds no pod of the cluster. */
+const roomForOneMore = (s: ClusterState): boolean => !s.placeableNodes || s.placeableNodes.some((n) => !s.pods.some((p) => p.node === n));
+
+/**
+ * Adds a member where the hard one-member-per-node rule leaves it a node. Without one, a member added would
+ * never be scheduled, and removed and added again for ever, a claim each time (issue 32, findings 13 and 6):
+ * the plan waits for a pod stopping on a node the rule could use, or says that nodes are missing.
+ */
+function addMember(s: ClusterState, version: string, reason: string): Action {
+  const placeable = s.placeableNodes;
+  if (!placeable || roomForOneMore(s)) return { type: 'AddMember', learner: s.supportsLearners, version, reason };
+  const podsOn = (node: string): PodView[] => s.pods.filter((p) => p.node === node);
+  const freeing = placeable.find((n) => podsOn(n).every((p) => p.terminating && !p.nodeLost));
+  if (freeing) return { type: 'Wait', awaiting: 'PodStopping', members: podsOn(freeing).map((p) => p.name), reason: `${reason}: waiting for node ${freeing} to be free` };
+  const members = votersOf(s.members).length;
+  return {
+    type: 'Blocked', cause: 'TooFewNodes',
+    reason: `${reason}, but spec.pod.antiAffinity places one member per node, and each node that can take one (${placeable.join(', ') || 'none'}) holds one: `
+      + `the cluster stays at ${members} member(s). Add a node (Ready, schedulable, matching spec.pod.nodeSelector), lower spec.size, or set antiAffinity to false`,
   };
 }
 
@@ -979,6 +1028,10 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     const claim = a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim) ? a.member : undefined;
     return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs;
   },
+  'never bootstrap more members than the hard one-member-per-node rule has nodes for': (s, a) =>
+    a.type !== 'Bootstrap' || !s.placeableNodes || s.placeableNodes.length >= a.size,
+  'never add a member the hard one-member-per-node rule has no free node for': (s, a) =>
+    a.type !== 'AddMember' || roomForOneMore(s),
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
   // A rebuild first clears what is left of the lost cluster: that is no bootstrap.

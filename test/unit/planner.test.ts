@@ -666,3 +666,25 @@ test('found by the liveness property: what used to wait for ever now acts or say
   const emptied = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { dataLost: true, ready: false })] });
   assert.equal(plan(emptied).type, 'QuorumLost');
 });
+
+test('antiAffinity on too few nodes: no bootstrap of members that can never run, and no member added that cannot be placed (issue 32, finding 13)', () => {
+  const fresh = healthy([], { desiredSize: 5, bootstrapped: false, members: undefined, placeableNodes: ['n1', 'n2', 'n3'] });
+  const refused = plan(fresh);
+  assert.equal((refused as { cause?: string }).cause, 'TooFewNodes');
+  assert.match((refused as { reason: string }).reason, /3 node\(s\) can take one \(n1, n2, n3.*fewer than the 5 members: add nodes, lower spec\.size to 3, or set antiAffinity to false/);
+  assert.deepEqual(plan({ ...fresh, desiredSize: 3 }), { type: 'Bootstrap', size: 3, version: '3.5.17' });
+  assert.deepEqual(plan({ ...fresh, singleFounder: true }), { type: 'Bootstrap', size: 1, version: '3.5.17' }, 'a restore starts one founder; the others join as nodes allow');
+  // Running at three of five, one member per node: the scale-up says what is missing instead of adding a member that never runs.
+  const short = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: ['a', 'b', 'c'].map((n, i) => pod(n, { node: `n${i + 1}` })), placeableNodes: ['n1', 'n2', 'n3'] });
+  const blocked = plan(short);
+  assert.equal((blocked as { cause?: string }).cause, 'TooFewNodes');
+  assert.match((blocked as { reason: string }).reason, /^scaling up to 5, but .* the cluster stays at 3 member\(s\)/);
+  assert.equal(plan({ ...short, placeableNodes: ['n1', 'n2', 'n3', 'n4'] }).type, 'AddMember', 'a node added: the member is added');
+  // A drain with every other node holding a member: the drain holds, and says why.
+  const draining = { ...short, desiredSize: 3, pods: [pod('a', { node: 'n1' }), pod('b', { node: 'n2', nodeDraining: true }), pod('c', { node: 'n3' })], placeableNodes: ['n1', 'n3'] };
+  assert.match((plan(draining) as { reason: string }).reason, /^node n2 is being drained: adding the replacement of b elsewhere first, but/);
+  // A node whose member's pod is still stopping frees itself: that is a wait, not a person's.
+  const stopping = { ...short, desiredSize: 3, members: ['a', 'b'].map((n) => member(n)), health: [health('a', { isLeader: true }), health('b')],
+    pods: [pod('a', { node: 'n1' }), pod('b', { node: 'n2' }), pod('c', { node: 'n3', terminating: true })] };
+  assert.deepEqual(plan(stopping), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'scaling up to 3: waiting for node n3 to be free' });
+});

@@ -22,7 +22,7 @@ import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
-import { SpreadAttempts, freeNodes, spreadSituation } from './placement.js';
+import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import { irreversible } from './irreversible.js';
@@ -134,7 +134,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const free = freeNodes(cluster.spec, pods, d.nodes.list());
     const situation = spreadSituation(pods, free);
     const spreadTo = spreading.allowed(key, situation, performance.now()) ? free : undefined;
-    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo });
+    const placeableNodes = hardPlacement(cluster.spec, d.nodes.list());
+    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo, placeableNodes });
     const action = plan(state);
     if (irreversible(action)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
@@ -210,7 +211,9 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       return undefined;
     });
     const { observed } = await observe(pods, nodesOf(pods, node), claims, etcd, address, linearizable);
-    return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore }));
+    // The nodes as the cache has them: an action is confirmed against fresh objects of the cluster, not of its nodes.
+    const placeableNodes = hardPlacement(fresh.spec, d.nodes.list());
+    return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore, placeableNodes }));
   }
 
   /**

@@ -109,9 +109,11 @@ export interface Context {
   restore?: RestoreSource | undefined;
   /** Free nodes members sharing a node may be spread to (see ClusterState.spreadTo). */
   spreadTo?: string[] | undefined;
+  /** Nodes a member could go to under a hard one-member-per-node rule (see ClusterState.placeableNodes). */
+  placeableNodes?: string[] | undefined;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore, spreadTo }: Context = {}): ClusterState {
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore, spreadTo, placeableNodes }: Context = {}): ClusterState {
   const rebuild = cluster.status?.rebuild;
   const recovery = cluster.status?.survivorRecovery;
   return {
@@ -135,6 +137,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     alarms: o.alarms,
     ...(o.corruptionCheck ? { corruptionCheck: o.corruptionCheck } : {}),
     ...(spreadTo?.length ? { spreadTo } : {}),
+    ...(placeableNodes ? { placeableNodes } : {}),
     ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
     quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,
     ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),
