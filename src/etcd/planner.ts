@@ -16,7 +16,8 @@
  *    Under antiAffinity (one member per node) no bootstrap starts more founders than nodes can take them.
  * 3. A member whose volume came back empty (its pod's data guard says so) is removed, never restarted under
  *    its ID. Then a change in flight is finished before anything else: a learner gets its pod, then is promoted
- *    when caught up; a member added but never started gets its pod, and is removed if it never starts.
+ *    when caught up; a member added but never started gets its pod, and is removed if it never starts. A learner
+ *    no node fits is kept while the plan without it would only add it again.
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
  *    without one, is removed (to be replaced); under a CORRUPT alarm, the members whose HashKV differs from
  *    that of a quorum are removed and the alarm disarmed once all agree (no quorum agreeing: a person
@@ -84,6 +85,8 @@ export interface PodView {
   nodeLost?: true;
   /** Its node is cordoned or marked for removal: its member moves elsewhere, replacement first. */
   nodeDraining?: true;
+  /** The scheduler finds no node for it (PodScheduled False, Unschedulable): it runs only once a node fits. */
+  unschedulable?: true;
   /** What keeps it from running etcd (for status; the planner acts on facts, not on these reasons). */
   trouble?: { reason: string; message: string };
 }
@@ -286,7 +289,7 @@ export const BLOCKED_CAUSES = {
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
   SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
-  TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits: add nodes, lower spec.size, or relax spec.pod placement',
+  TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits its learner (kept, not added anew): add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
 
@@ -429,6 +432,25 @@ function bootstrap(s: ClusterState, version: string): Action {
     type: 'Blocked', cause: 'TooFewNodes',
     reason: `not bootstrapping: spec.pod.antiAffinity places one member per node, and ${placeable.length} node(s) can take one (${placeable.join(', ') || 'none'}: Ready, `
       + `schedulable, matching spec.pod.nodeSelector, taints tolerated), fewer than the ${size} members: add nodes${lower}, or set antiAffinity to false`,
+  };
+}
+
+/**
+ * A learner the scheduler can place nowhere, removed, would be added again at once, with a new claim, and never
+ * run either: a drain's replacement churned so for ever, a cloud disk a minute (issue 32, finding 6). It is kept
+ * while the plan without it would only add it again (or wait): its pod runs as soon as a node fits, and a person
+ * is told. When the plan without it does something else (a repair, a move it may give up), it is removed: it casts
+ * no vote, and holds every other change while it is there. Undefined then.
+ */
+function keptUnscheduled(s: ClusterState, learner: MemberView): Action | undefined {
+  const others = { ...s, members: s.members?.filter((m) => m !== learner), pods: s.pods.filter((p) => p.name !== learner.name), claims: s.claims.filter((c) => c !== learner.name) };
+  const without = plan(others);
+  const readded = without.type === 'AddMember' && !without.spreading;
+  if (!readded && without.type !== 'Wait') return undefined;
+  const why = s.pods.find((p) => p.name === learner.name)?.trouble?.message ?? `member pod ${learner.name} cannot be scheduled`;
+  return {
+    type: 'Blocked', cause: 'TooFewNodes',
+    reason: `${why}. Learner ${learner.name} is kept, not removed and added again, and starts once a node fits it (${without.reason}): add nodes or free resources, or relax spec.pod placement`,
   };
 }
 
@@ -586,7 +608,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     }
     // One that answers is catching up, however long that takes; one that stays silent would hold every
     // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
-    if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) return removal(s, learner, 'learner never answered; removing it', voters, leader);
+    if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) {
+      const unplaced = podOf(learner.name)?.unschedulable ? keptUnscheduled(s, learner) : undefined;
+      return unplaced ?? removal(s, learner, 'learner never answered; removing it', voters, leader);
+    }
     return { type: 'Wait', awaiting: 'CatchingUp', members: [learner.name], reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);

@@ -16,9 +16,11 @@ const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
   forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
   neverRan: fc.boolean(), specGeneration: fc.integer({ min: 1, max: 3 }),
   // Its node's state: mostly fine, sometimes lost (NotReady), sometimes being drained; two members may share one.
-  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining'), on: fc.constantFrom(...NODES),
+  // Or no node at all: the scheduler finds none that fits, and it waits, Pending, never having run.
+  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining', 'unschedulable'), on: fc.constantFrom(...NODES),
 }).map(({ bootstrap, neverRan, node, on, ...p }): PodView => {
   const pod = { name, ...p, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) };
+  if (node === 'unschedulable') return { ...pod, phase: 'Pending', ready: false, neverRan: true, unschedulable: true };
   return { ...pod, node: on, ...(node === 'lost' ? { nodeLost: true as const } : node === 'draining' ? { nodeDraining: true as const } : {}) };
 });
 

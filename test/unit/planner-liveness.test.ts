@@ -85,8 +85,9 @@ const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
   MembershipUnknown: (s) => s.members === undefined && s.recordedMembers.length === 0 && !s.pods.some(canRun),
   RetainedClaimsRemoved: (s) => !s.bootstrapped && s.retained.some((c) => c.removed),
   SurvivorLost: (s) => s.survivorRecovery !== undefined && !s.pods.some((p) => p.name === s.survivorRecovery?.survivor && canRun(p)),
-  // A hard one-member-per-node rule with fewer free nodes than the members to place.
-  TooFewNodes: (s) => (s.placeableNodes !== undefined && s.placeableNodes.filter((n) => !s.pods.some((p) => p.node === n)).length < (s.bootstrapped ? 1 : s.desiredSize)),
+  // A pod no node fits, or a hard one-member-per-node rule with fewer free nodes than the members to place.
+  TooFewNodes: (s) => s.pods.some((p) => p.unschedulable && !p.terminating)
+    || (s.placeableNodes !== undefined && s.placeableNodes.filter((n) => !s.pods.some((p) => p.node === n)).length < (s.bootstrapped ? 1 : s.desiredSize)),
 };
 
 /** Steady claims the spec is met: every voter of the desired count ready on its pod, on the target version and settings, no alarm, no change in flight. */

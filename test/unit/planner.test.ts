@@ -688,3 +688,24 @@ test('antiAffinity on too few nodes: no bootstrap of members that can never run,
     pods: [pod('a', { node: 'n1' }), pod('b', { node: 'n2' }), pod('c', { node: 'n3', terminating: true })] };
   assert.deepEqual(plan(stopping), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'scaling up to 3: waiting for node n3 to be free' });
 });
+
+test('a learner no node fits is kept while it would only be added again, not removed and re-added with a new claim each minute (issue 32, finding 6)', () => {
+  const unplaced = pod('d', { phase: 'Pending', ready: false, neverRan: true, unschedulable: true,
+    trouble: { reason: 'Unschedulable', message: 'member pod d cannot be scheduled: 0/3 nodes are available' } });
+  // A drain's replacement: b's node is cordoned, and no other node has room for d.
+  const drain = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
+    pods: [pod('a'), pod('b', { nodeDraining: true, node: 'n2' }), pod('c'), unplaced], claims: ['a', 'b', 'c', 'd'],
+    health: [health('a', { isLeader: true }), health('b'), health('c')], silentForMs: { d: 120_000 } });
+  const kept = plan(drain);
+  assert.equal((kept as { cause?: string }).cause, 'TooFewNodes');
+  assert.match((kept as { reason: string }).reason, /^member pod d cannot be scheduled: 0\/3 nodes are available\. Learner d is kept, .*\(node n2 is being drained: adding the replacement of b elsewhere first\)/);
+  // A scale-up's member likewise.
+  assert.equal((plan({ ...drain, desiredSize: 4, pods: [pod('a'), pod('b'), pod('c'), unplaced] }) as { cause?: string }).cause, 'TooFewNodes');
+  // Something else to do without it (a voter silent past the threshold to restart): it is removed, as it casts no vote.
+  const repair = { ...drain, health: drain.health.filter((h) => h.name !== 'c'), silentForMs: { c: 90_000, d: 120_000 } };
+  assert.deepEqual(plan(repair), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'learner never answered; removing it' });
+  // Not needed any more (the drain was called off): removed.
+  assert.equal(plan({ ...drain, pods: [pod('a'), pod('b'), pod('c'), unplaced] }).type, 'RemoveMember');
+  // A learner silent for another reason (its pod scheduled, etcd not answering) is removed as before.
+  assert.equal(plan({ ...drain, pods: [pod('a'), pod('b', { nodeDraining: true }), pod('c'), pod('d', { ready: false })] }).type, 'RemoveMember');
+});

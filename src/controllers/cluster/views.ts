@@ -7,7 +7,7 @@ import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOT
 import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
-import { etcdNeverRan, podTrouble } from './pod-trouble.js';
+import { etcdNeverRan, podTrouble, unschedulable } from './pod-trouble.js';
 import { ZONE_LABEL, nodeState } from '../../k8s/node-state.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -55,6 +55,7 @@ export function podView(pod: V1Pod, node?: V1Node): PodView {
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
     dataLost: dataLost(pod),
     ...(etcdNeverRan(pod) ? { neverRan: true } : {}),
+    ...(unschedulable(pod) ? { unschedulable: true } : {}),
     specGeneration: Number(pod.metadata?.annotations?.[ANNOTATION_SPEC_GENERATION] ?? 0),
     ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
     ...(zone ? { zone } : {}),
