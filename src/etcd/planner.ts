@@ -168,6 +168,12 @@ export interface ClusterState {
    * while it still serves, and replacing it would cost a voter for nothing.
    */
   silentForMs: Record<string, number>;
+  /**
+   * How long each pod deleted and not gone has been stopping, on the operator's own clock; others are absent.
+   * Past stuckStoppingAfterMs, one on a live node is a person's to look at (the operator never forces it).
+   */
+  stoppingForMs: Record<string, number>;
+  stuckStoppingAfterMs: number;
   /** A member that answers nothing while its pod's node is lost is removed after this long, and replaced elsewhere. */
   replaceOnNodeLossAfterMs: number;
   /**
@@ -266,7 +272,7 @@ export type Action =
  * liveness properties in test/unit/planner-liveness.test.ts check that no Wait outlives its bound).
  */
 export const WAITING_FOR = {
-  PodStopping: 'a deleted pod on a live node stops within its grace period; one on a lost node is fenced, then force-deleted',
+  PodStopping: 'a deleted pod on a live node stops within its grace period (past stuckStoppingAfterMs it is named for a person); one on a lost node is fenced, then force-deleted',
   MembersStarting: 'pods made for members run etcd (a listed one silent past replaceAfterMs is removed; what keeps a pod from running is reported as Degraded)',
   MembersAnswering: 'members whose pods run on live nodes answer; past replaceAfterMs the rules for silent members act',
   MemberReady: 'a member that answers passes its readiness probe within the probe period',
@@ -289,6 +295,7 @@ export const BLOCKED_CAUSES = {
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
   SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
+  PodStuckStopping: 'a pod deleted on a live node has not stopped within stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs): see what holds it; once its containers stopped, force-delete it',
   TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits its learner (kept, not added anew): add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
@@ -381,7 +388,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     const stopping = s.pods.find((p) => p.terminating);
     if (stopping?.nodeLost) return nodeLost(s);
-    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
+    if (stopping) return awaitStopping(s, [stopping.name], `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it`);
     // A claim that says its member never ran should hold nothing, whoever made it: it is no reason not to
     // bootstrap. The mark may be stale (a member seen running too late to record it), so the claim is set
     // aside, kept for the grace period, rather than deleted.
@@ -451,6 +458,22 @@ function keptUnscheduled(s: ClusterState, learner: MemberView): Action | undefin
   return {
     type: 'Blocked', cause: 'TooFewNodes',
     reason: `${why}. Learner ${learner.name} is kept, not removed and added again, and starts once a node fits it (${without.reason}): add nodes or free resources, or relax spec.pod placement`,
+  };
+}
+
+/**
+ * Waits for pods deleted on live nodes to stop, as their kubelet does within their grace period. One stopping
+ * past stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs) would be waited
+ * for for ever: it is named for a person (issue 32, finding 7). The operator never force-deletes a pod on a live
+ * node: its containers may still run, and a member of that name made beside it would run twice.
+ */
+function awaitStopping(s: ClusterState, pods: string[], reason: string): Action {
+  const stuck = pods.filter((n) => (s.stoppingForMs[n] ?? 0) > s.stuckStoppingAfterMs);
+  if (stuck.length === 0) return { type: 'Wait', awaiting: 'PodStopping', members: pods, reason };
+  return {
+    type: 'Blocked', cause: 'PodStuckStopping',
+    reason: `${reason}, but pod ${stuck.join(', ')} has been stopping for over ${Math.round(s.stuckStoppingAfterMs / 1000)} s on a live node: see what holds it `
+      + `(kubectl describe pod ${stuck.join(' ')}: finalizers, volumes, the kubelet's events); once its containers have stopped, kubectl delete pod --force --grace-period=0 ${stuck.join(' ')}`,
   };
 }
 
@@ -527,7 +550,7 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
   const claims = liveClaims(s);
   if (pods.length === 0 && claims.length === 0 && !s.pods.some((p) => p.nodeLost)) return quorumLost(s, 'every member is gone with its data');
   const stopping = s.pods.find((p) => p.terminating && !p.nodeLost);
-  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `no member answered; waiting for pod ${stopping.name} to stop` };
+  if (stopping) return awaitStopping(s, [stopping.name], `no member answered; waiting for pod ${stopping.name} to stop`);
   const membership = s.recordedMembers.length > 0 ? s.recordedMembers : claims.filter((c) => s.claimMarks.started.includes(c));
   // Never beside a pod of its name, even one stopping on a lost node (it may still run behind the cut).
   const restart = membership.find((m) => claims.includes(m) && !s.pods.some((p) => p.name === m));
@@ -661,7 +684,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (returning.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: returning, reason: `${why}; waiting for ${returning.join(', ')} to come back` };
     // Once they are gone, the lost majority is judged again (a rebuild, say).
     const leaving = s.pods.find((p) => p.terminating && !p.nodeLost);
-    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', members: [leaving.name], reason: `${why}; waiting for pod ${leaving.name} to stop` };
+    if (leaving) return awaitStopping(s, [leaving.name], `${why}; waiting for pod ${leaving.name} to stop`);
     const silent = voters.filter((v) => !answers(s.health, v.name)).map((v) => v.name);
     if (silent.every((n) => s.pods.some((p) => p.name === n && p.nodeLost))) return nodeLost(s);
     return {
@@ -715,7 +738,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     };
   }
   const stopped = voters.find((m) => !podOf(m.name));
-  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', members: [stopped.name], reason: `the pod of member ${stopped.name} is stopping` };
+  if (stopped) return awaitStopping(s, [stopped.name], `the pod of member ${stopped.name} is stopping`);
   const unready = pods.find((p) => !p.ready || p.nodeLost);
   if (unready) return { type: 'Wait', awaiting: 'MemberReady', members: [unready.name], reason: `member ${unready.name} is not ready` };
 
@@ -798,7 +821,7 @@ function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined
  */
 function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
   const pod = s.pods.find((p) => p.name === rec.survivor);
-  if (pod?.terminating && !pod.nodeLost) return { type: 'Wait', awaiting: 'PodStopping', members: [rec.survivor], reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (pod?.terminating && !pod.nodeLost) return awaitStopping(s, [rec.survivor], `survivor ${rec.survivor}: waiting for its pod to stop`);
   if (!pod) {
     return rec.forced
       ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
@@ -903,7 +926,7 @@ function addMember(s: ClusterState, version: string, reason: string): Action {
   if (!placeable || roomForOneMore(s)) return { type: 'AddMember', learner: s.supportsLearners, version, reason };
   const podsOn = (node: string): PodView[] => s.pods.filter((p) => p.node === node);
   const freeing = placeable.find((n) => podsOn(n).every((p) => p.terminating && !p.nodeLost));
-  if (freeing) return { type: 'Wait', awaiting: 'PodStopping', members: podsOn(freeing).map((p) => p.name), reason: `${reason}: waiting for node ${freeing} to be free` };
+  if (freeing) return awaitStopping(s, podsOn(freeing).map((p) => p.name), `${reason}: waiting for node ${freeing} to be free`);
   const members = votersOf(s.members).length;
   return {
     type: 'Blocked', cause: 'TooFewNodes',
@@ -1067,6 +1090,8 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
       || (!a.deleteClaim && s.claims.includes(a.member) && s.pods.some((p) => p.name === a.member && p.phase === 'Failed')),
   'force-delete only the pod of a member etcd has removed (fenced), never one of a listed member': (s, a) =>
     a.type !== 'DeletePod' || !a.force || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
+  'never force-delete a pod on a live node: its containers may still run': (s, a) =>
+    a.type !== 'DeletePod' || !a.force || s.pods.some((p) => p.name === a.member && p.nodeLost),
   // A rebuild deletes the lost cluster's pods for good: no pod of their names is made again.
   'a member on a lost node is never restarted (its kubelet does not answer); it is removed first': (s, a) =>
     clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),

@@ -57,6 +57,7 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   claimedBootstrap: fc.option(someNames.filter((b) => b.length > 0), { nil: undefined }),
   silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
   stranded: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 100_000 })),
+  stopping: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 600_000 })),
   spreadTo: fc.option(fc.constant(['free']).map((f) => [...f]), { nil: undefined }),
   // Under a hard one-member-per-node rule (antiAffinity), the nodes that can take a member; none of them lost or drained.
   placeable: fc.option(fc.subarray([...NODES, 'n4']), { nil: undefined }),
@@ -83,7 +84,7 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   },
   // Those that answer follow the leader, if there is one; a member that leads follows itself.
   health: health.map((h) => ({ ...h, isLeader: h.name === g.leader, leaderId: g.leader ? `id-${g.leader}` : '' })),
-  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
+  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, stoppingForMs: g.stopping, stuckStoppingAfterMs: 300_000, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
   targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
   ...(g.spreadTo ? { spreadTo: g.spreadTo } : {}),

@@ -16,7 +16,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
   };
 }
@@ -708,4 +708,12 @@ test('a learner no node fits is kept while it would only be added again, not rem
   assert.equal(plan({ ...drain, pods: [pod('a'), pod('b'), pod('c'), unplaced] }).type, 'RemoveMember');
   // A learner silent for another reason (its pod scheduled, etcd not answering) is removed as before.
   assert.equal(plan({ ...drain, pods: [pod('a'), pod('b', { nodeDraining: true }), pod('c'), pod('d', { ready: false })] }).type, 'RemoveMember');
+});
+
+test('a pod stopping past the bound on a live node is named for a person, never forced by the operator (issue 32, finding 7)', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true, node: 'n3' })], health: [health('a', { isLeader: true }), health('b')] });
+  assert.deepEqual(plan({ ...s, stoppingForMs: { c: 60_000 } }), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'the pod of member c is stopping' });
+  const stuck = plan({ ...s, stoppingForMs: { c: 301_000 } });
+  assert.equal((stuck as { cause?: string }).cause, 'PodStuckStopping');
+  assert.match((stuck as { reason: string }).reason, /^the pod of member c is stopping, but pod c has been stopping for over 300 s on a live node: .*kubectl delete pod --force --grace-period=0 c$/);
 });

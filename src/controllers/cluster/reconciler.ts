@@ -80,6 +80,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const lostNode = new Durations();
   const spreading = new SpreadAttempts();
   const unclaimed = new Durations();
+  const stopping = new Durations();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
@@ -88,7 +89,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
     // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
-      for (const durations of [silence, lostNode, unclaimed]) durations.forget(key);
+      for (const durations of [silence, lostNode, unclaimed, stopping]) durations.forget(key);
       spreading.forget(key);
       refusals.delete(key);
       return undefined;
@@ -218,7 +219,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 
   /**
    * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh), its
-   * silence on a lost node (stopping pods too: one on a lost node never stops), and each claim of no member
+   * silence on a lost node (stopping pods too: one on a lost node never stops), each pod stopping, and each claim of no member
    * (per claim). Without a member list none is judged, and all start again; a claim a deleted cluster left
    * whose member never ran is no member's whatever etcd says, and is always timed.
    */
@@ -234,6 +235,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     return {
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
       strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
+      stoppingForMs: byName(stopping.observe(scope, o.pods.filter((p) => p.metadata?.deletionTimestamp).map(keyOf), nowMs)),
       // A removed member's claim counts from the removal recorded on it, across operator restarts.
       unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, [...orphaned, ...claims.leftEmpty].map(keyOf), nowMs)))
         .map(([name, ms]) => [name, Math.max(ms, ...orphaned.filter((c) => c.metadata?.name === name).map((c) => removedForMs(c, Date.now())))])),

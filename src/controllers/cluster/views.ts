@@ -89,6 +89,7 @@ export interface PlannerSettings {
   replaceOnNodeLossAfterMs: number;
   claimGraceMs: number;
   learnerMaxLag: number;
+  stuckStoppingAfterMs: number;
 }
 
 /** What the operator's own clock says of a cluster's members and claims (see Durations). */
@@ -96,6 +97,7 @@ export interface Timings {
   silentForMs: Record<string, number>;
   strandedForMs: Record<string, number>;
   unclaimedForMs: Record<string, number>;
+  stoppingForMs: Record<string, number>;
 }
 
 /** The backup a lost majority would be rebuilt from, or why the newest one is refused. */
