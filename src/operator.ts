@@ -64,6 +64,12 @@ const STEP_DOWN_BOUND_MS = 30_000;
  */
 const STALE_CACHE_BOUND_MS = 180_000;
 
+/**
+ * A member pod still stopping this long after its deletion is held by something (a finalizer, a volume that does
+ * not unmount, a hung kubelet), and named for a person: ten times the 30 s grace period member pods have.
+ */
+const STUCK_STOPPING_AFTER_MS = 300_000;
+
 /** The key of the EtcdCluster a member pod belongs to, if it is one's. */
 const clusterKeyOf = (p: V1Pod): string[] => {
   const owner = p.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'EtcdCluster');
@@ -160,7 +166,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store, nodes: nodes.store,
     restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain,
-    settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000 },
+    settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000, stuckStoppingAfterMs: STUCK_STOPPING_AFTER_MS },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster')
     // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.
     .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL])

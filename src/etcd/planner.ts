@@ -13,9 +13,11 @@
  *    A restore from a backup's claim starts one founder only (the claim may attach to one node at a time).
  *    Claims that a deleted EtcdCluster of the same name left behind are adopted instead: the cluster re-forms
  *    on their data (its members restarted as after a power loss), and never bootstraps beside them.
+ *    Under antiAffinity (one member per node) no bootstrap starts more founders than nodes can take them.
  * 3. A member whose volume came back empty (its pod's data guard says so) is removed, never restarted under
  *    its ID. Then a change in flight is finished before anything else: a learner gets its pod, then is promoted
- *    when caught up; a member added but never started gets its pod, and is removed if it never starts.
+ *    when caught up; a member added but never started gets its pod, and is removed if it never starts. A learner
+ *    no node fits is kept while the plan without it would only add it again.
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
  *    without one, is removed (to be replaced); under a CORRUPT alarm, the members whose HashKV differs from
  *    that of a quorum are removed and the alarm disarmed once all agree (no quorum agreeing: a person
@@ -30,7 +32,8 @@
  * 5. Readiness gate: while any member is unready, nothing else.
  * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members on a
  *    drained node first, then members still on an old version, then members on old settings. A member on a
- *    drained (cordoned) node gets its replacement first, elsewhere; the scale-down then removes it.
+ *    drained (cordoned) node gets its replacement first, elsewhere; the scale-down then removes it. Under
+ *    antiAffinity a member is added only where a node can take it (any add: scale-up, replacement, roll).
  * 7. Roll members to the target version one at a time, once every member is caught up: a member with a
  *    volume restarts on its data with the new image; one without is replaced by adding a new member first
  *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
@@ -82,6 +85,8 @@ export interface PodView {
   nodeLost?: true;
   /** Its node is cordoned or marked for removal: its member moves elsewhere, replacement first. */
   nodeDraining?: true;
+  /** The scheduler finds no node for it (PodScheduled False, Unschedulable): it runs only once a node fits. */
+  unschedulable?: true;
   /** What keeps it from running etcd (for status; the planner acts on facts, not on these reasons). */
   trouble?: { reason: string; message: string };
 }
@@ -163,6 +168,12 @@ export interface ClusterState {
    * while it still serves, and replacing it would cost a voter for nothing.
    */
   silentForMs: Record<string, number>;
+  /**
+   * How long each pod deleted and not gone has been stopping, on the operator's own clock; others are absent.
+   * Past stuckStoppingAfterMs, one on a live node is a person's to look at (the operator never forces it).
+   */
+  stoppingForMs: Record<string, number>;
+  stuckStoppingAfterMs: number;
   /** A member that answers nothing while its pod's node is lost is removed after this long, and replaced elsewhere. */
   replaceOnNodeLossAfterMs: number;
   /**
@@ -180,6 +191,12 @@ export interface ClusterState {
    * there are none, or when the last such move in this very situation came to nothing a short while ago.
    */
   spreadTo?: string[];
+  /**
+   * Under a hard one-member-per-node rule (antiAffinity), the nodes a member could go to, holding a member or
+   * not; absent without such a rule (any number of members fit). What only the scheduler judges (resources,
+   * volumes) shows later, as an unschedulable pod.
+   */
+  placeableNodes?: string[];
   /** A removed member's claim is kept this long, then deleted. */
   claimGraceMs: number;
   /** A learner within this many raft entries of the leader is caught up. */
@@ -255,7 +272,7 @@ export type Action =
  * liveness properties in test/unit/planner-liveness.test.ts check that no Wait outlives its bound).
  */
 export const WAITING_FOR = {
-  PodStopping: 'a deleted pod on a live node stops within its grace period; one on a lost node is fenced, then force-deleted',
+  PodStopping: 'a deleted pod on a live node stops within its grace period (past stuckStoppingAfterMs it is named for a person); one on a lost node is fenced, then force-deleted',
   MembersStarting: 'pods made for members run etcd (a listed one silent past replaceAfterMs is removed; what keeps a pod from running is reported as Degraded)',
   MembersAnswering: 'members whose pods run on live nodes answer; past replaceAfterMs the rules for silent members act',
   MemberReady: 'a member that answers passes its readiness probe within the probe period',
@@ -278,6 +295,8 @@ export const BLOCKED_CAUSES = {
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
   SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
+  PodStuckStopping: 'a pod deleted on a live node has not stopped within stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs): see what holds it; once its containers stopped, force-delete it',
+  TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits its learner (kept, not added anew): add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
 
@@ -369,14 +388,14 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
     // pass cannot see. Founding a cluster beside them could make a second one behind the same Service.
     const stopping = s.pods.find((p) => p.terminating);
     if (stopping?.nodeLost) return nodeLost(s);
-    if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it` };
+    if (stopping) return awaitStopping(s, [stopping.name], `pod ${stopping.name} of no recorded bootstrap is stopping; not bootstrapping beside it`);
     // A claim that says its member never ran should hold nothing, whoever made it: it is no reason not to
     // bootstrap. The mark may be stale (a member seen running too late to record it), so the claim is set
     // aside, kept for the grace period, rather than deleted.
     const empty = liveClaims(s).find((c) => s.claimMarks.neverRan.includes(c));
     if (s.pods.length === 0 && !s.members && empty) return { type: 'SetClaimAside', member: empty, reason: 'a claim of no recorded bootstrap whose member never ran on it: kept for the grace period, never restarted' };
     if (s.pods.length > 0 || liveClaims(s).length > 0) return unrecordedBootstrap(s);
-    return expiredClaim(s) ?? adoption(s.retained) ?? { type: 'Bootstrap', size: s.singleFounder ? 1 : s.desiredSize, version };
+    return expiredClaim(s) ?? adoption(s.retained) ?? bootstrap(s, version);
   }
   // Once every initial member has started, the cluster exists: from then on no member is ever created with
   // state "new" again, so a member that lost its data cannot found a second, empty cluster.
@@ -396,7 +415,7 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   // A pod of the name still stopping (deleted to be made again) must be gone before it is made again.
   const stopping = s.pods.find((p) => p.terminating && missing.includes(p.name));
   if (stopping?.nodeLost) return nodeLost(s);
-  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `pod ${stopping.name} is stopping; the bootstrap makes it again once it is gone` };
+  if (stopping) return awaitStopping(s, [stopping.name], `pod ${stopping.name} is stopping; the bootstrap makes it again once it is gone`);
   const ran = missing.filter((m) => s.claimMarks.started.includes(m));
   if (missing.length > 0) return { type: 'ResumeBootstrap', initialMembers: initial, missing, version, ...(ran.length > 0 ? { ran } : {}) };
   // A pod that failed after its etcd ran holds data: on a claim it is restarted there; otherwise, or when its
@@ -407,6 +426,59 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (!s.pods.some((p) => waitingOn.includes(p.name) && mayRun(p))) return bootstrapStalled(s, waitingOn);
   const starting = waitingOn.filter((m) => s.pods.some((p) => p.name === m && mayRun(p)));
   return { type: 'Wait', awaiting: 'MembersStarting', members: starting, reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+}
+
+/**
+ * The founders, all at once, if each can run: under the hard one-member-per-node rule, founders beyond the
+ * nodes would be voters that never run, a cluster without the fault tolerance its size promises (issue 32,
+ * finding 13). Nothing is started then, and the numbers are told.
+ */
+function bootstrap(s: ClusterState, version: string): Action {
+  const size = s.singleFounder ? 1 : s.desiredSize;
+  const placeable = s.placeableNodes;
+  if (!placeable || placeable.length >= size) return { type: 'Bootstrap', size, version };
+  const fitting = placeable.length % 2 === 1 ? placeable.length : placeable.length - 1;
+  const lower = fitting > 0 ? `, lower spec.size to ${fitting}` : '';
+  return {
+    type: 'Blocked', cause: 'TooFewNodes',
+    reason: `not bootstrapping: spec.pod.antiAffinity places one member per node, and ${placeable.length} node(s) can take one (${placeable.join(', ') || 'none'}: Ready, `
+      + `schedulable, matching spec.pod.nodeSelector, taints tolerated), fewer than the ${size} members: add nodes${lower}, or set antiAffinity to false`,
+  };
+}
+
+/**
+ * A learner the scheduler can place nowhere, removed, would be added again at once, with a new claim, and never
+ * run either: a drain's replacement churned so for ever, a cloud disk a minute (issue 32, finding 6). It is kept
+ * while the plan without it would only add it again (or wait): its pod runs as soon as a node fits, and a person
+ * is told. When the plan without it does something else (a repair, a move it may give up), it is removed: it casts
+ * no vote, and holds every other change while it is there. Undefined then.
+ */
+function keptUnscheduled(s: ClusterState, learner: MemberView): Action | undefined {
+  const others = { ...s, members: s.members?.filter((m) => m !== learner), pods: s.pods.filter((p) => p.name !== learner.name), claims: s.claims.filter((c) => c !== learner.name) };
+  const without = plan(others);
+  const readded = without.type === 'AddMember' && !without.spreading;
+  if (!readded && without.type !== 'Wait') return undefined;
+  const why = s.pods.find((p) => p.name === learner.name)?.trouble?.message ?? `member pod ${learner.name} cannot be scheduled`;
+  return {
+    type: 'Blocked', cause: 'TooFewNodes',
+    reason: `${why}. Learner ${learner.name} is kept, not removed and added again, and starts once a node fits it (${without.reason}): add nodes or free resources, or relax spec.pod placement`,
+  };
+}
+
+/**
+ * Waits for pods deleted on live nodes to stop, as their kubelet does within their grace period. One stopping
+ * past stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs) would be waited
+ * for for ever: it is named for a person (issue 32, finding 7). The operator never force-deletes a pod on a live
+ * node: its containers may still run, and a member of that name made beside it would run twice.
+ */
+function awaitStopping(s: ClusterState, pods: string[], reason: string): Action {
+  const stuck = pods.filter((n) => (s.stoppingForMs[n] ?? 0) > s.stuckStoppingAfterMs);
+  if (stuck.length === 0) return { type: 'Wait', awaiting: 'PodStopping', members: pods, reason };
+  return {
+    type: 'Blocked', cause: 'PodStuckStopping',
+    reason: `${reason}, but pod ${stuck.join(', ')} has been stopping for over ${Math.round(s.stuckStoppingAfterMs / 1000)} s on a live node: see what holds it `
+      + `(kubectl describe pod ${stuck.join(' ')}: finalizers, volumes, the kubelet's events); once its containers have stopped, kubectl delete pod --force --grace-period=0 ${stuck.join(' ')}`,
+  };
 }
 
 /** Whether every pod, live claim and listed member is one of these initial members. */
@@ -482,7 +554,7 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
   const claims = liveClaims(s);
   if (pods.length === 0 && claims.length === 0 && !s.pods.some((p) => p.nodeLost)) return quorumLost(s, 'every member is gone with its data');
   const stopping = s.pods.find((p) => p.terminating && !p.nodeLost);
-  if (stopping) return { type: 'Wait', awaiting: 'PodStopping', members: [stopping.name], reason: `no member answered; waiting for pod ${stopping.name} to stop` };
+  if (stopping) return awaitStopping(s, [stopping.name], `no member answered; waiting for pod ${stopping.name} to stop`);
   const membership = s.recordedMembers.length > 0 ? s.recordedMembers : claims.filter((c) => s.claimMarks.started.includes(c));
   // Never beside a pod of its name, even one stopping on a lost node (it may still run behind the cut).
   const restart = membership.find((m) => claims.includes(m) && !s.pods.some((p) => p.name === m));
@@ -563,7 +635,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     }
     // One that answers is catching up, however long that takes; one that stays silent would hold every
     // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
-    if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) return removal(s, learner, 'learner never answered; removing it', voters, leader);
+    if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) {
+      const unplaced = podOf(learner.name)?.unschedulable ? keptUnscheduled(s, learner) : undefined;
+      return unplaced ?? removal(s, learner, 'learner never answered; removing it', voters, leader);
+    }
     return { type: 'Wait', awaiting: 'CatchingUp', members: [learner.name], reason: `learner ${learner.name} catching up` };
   }
   const unstarted = voters.find((m) => !m.started);
@@ -613,7 +688,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (returning.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: returning, reason: `${why}; waiting for ${returning.join(', ')} to come back` };
     // Once they are gone, the lost majority is judged again (a rebuild, say).
     const leaving = s.pods.find((p) => p.terminating && !p.nodeLost);
-    if (leaving) return { type: 'Wait', awaiting: 'PodStopping', members: [leaving.name], reason: `${why}; waiting for pod ${leaving.name} to stop` };
+    if (leaving) return awaitStopping(s, [leaving.name], `${why}; waiting for pod ${leaving.name} to stop`);
     const silent = voters.filter((v) => !answers(s.health, v.name)).map((v) => v.name);
     if (silent.every((n) => s.pods.some((p) => p.name === n && p.nodeLost))) return nodeLost(s);
     return {
@@ -667,18 +742,18 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     };
   }
   const stopped = voters.find((m) => !podOf(m.name));
-  if (stopped) return { type: 'Wait', awaiting: 'PodStopping', members: [stopped.name], reason: `the pod of member ${stopped.name} is stopping` };
+  if (stopped) return awaitStopping(s, [stopped.name], `the pod of member ${stopped.name} is stopping`);
   const unready = pods.find((p) => !p.ready || p.nodeLost);
   if (unready) return { type: 'Wait', awaiting: 'MemberReady', members: [unready.name], reason: `member ${unready.name} is not ready` };
 
   // 6. Scale, one member at a time.
-  if (voters.length < s.desiredSize) return { type: 'AddMember', learner: s.supportsLearners, version, reason: `scaling up to ${s.desiredSize}` };
+  if (voters.length < s.desiredSize) return addMember(s, version, `scaling up to ${s.desiredSize}`);
   // A member on a node being drained moves: its replacement joins elsewhere first (the drained node takes no
   // new pod), and the scale-down below then removes it. The PodDisruptionBudget refuses its eviction meanwhile.
   const draining = (m: MemberView): boolean => podOf(m.name)?.nodeDraining === true;
   const leaving = voters.find(draining);
   if (leaving && voters.length === s.desiredSize) {
-    return { type: 'AddMember', learner: s.supportsLearners, version, reason: `node ${podOf(leaving.name)?.node ?? ''} is being drained: adding the replacement of ${leaving.name} elsewhere first` };
+    return addMember(s, version, `node ${podOf(leaving.name)?.node ?? ''} is being drained: adding the replacement of ${leaving.name} elsewhere first`);
   }
   const stale = voters.filter((m) => r.stale.includes(m.name));
   if (voters.length > s.desiredSize) {
@@ -710,7 +785,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
   }
   if (s.claims.includes(next.name)) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
-  return { type: 'AddMember', learner: s.supportsLearners, version, reason: `${step}: adding its replacement first` };
+  return addMember(s, version, `${step}: adding its replacement first`);
 }
 
 /**
@@ -750,7 +825,7 @@ function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined
  */
 function planSurvivorRecovery(s: ClusterState, rec: { survivor: string; forced: boolean }, version: string): Action {
   const pod = s.pods.find((p) => p.name === rec.survivor);
-  if (pod?.terminating && !pod.nodeLost) return { type: 'Wait', awaiting: 'PodStopping', members: [rec.survivor], reason: `survivor ${rec.survivor}: waiting for its pod to stop` };
+  if (pod?.terminating && !pod.nodeLost) return awaitStopping(s, [rec.survivor], `survivor ${rec.survivor}: waiting for its pod to stop`);
   if (!pod) {
     return rec.forced
       ? { type: 'CreatePod', member: rec.survivor, version, reason: 'survivor restarting without --force-new-cluster' }
@@ -835,10 +910,32 @@ function crowdedMembers(voters: MemberView[], pods: PodView[]): string[] {
  */
 function planSpread(s: ClusterState, voters: MemberView[], pods: PodView[], version: string): Action | undefined {
   const crowded = crowdedMembers(voters, pods);
-  if (!s.spreadTo?.length || crowded.length === 0 || voters.length !== s.desiredSize) return undefined;
+  if (!s.spreadTo?.length || crowded.length === 0 || voters.length !== s.desiredSize || !roomForOneMore(s)) return undefined;
   return {
     type: 'AddMember', learner: s.supportsLearners, version, spreading: true,
     reason: `spreading the members: ${crowded.join(', ')} share a node while ${s.spreadTo.join(', ')} has none; adding a member there first`,
+  };
+}
+
+/** One more member can be placed: there is no hard one-member-per-node rule, or a node that can take a member holds no pod of the cluster. */
+const roomForOneMore = (s: ClusterState): boolean => !s.placeableNodes || s.placeableNodes.some((n) => !s.pods.some((p) => p.node === n));
+
+/**
+ * Adds a member where the hard one-member-per-node rule leaves it a node. Without one, a member added would
+ * never be scheduled, and removed and added again for ever, a claim each time (issue 32, findings 13 and 6):
+ * the plan waits for a pod stopping on a node the rule could use, or says that nodes are missing.
+ */
+function addMember(s: ClusterState, version: string, reason: string): Action {
+  const placeable = s.placeableNodes;
+  if (!placeable || roomForOneMore(s)) return { type: 'AddMember', learner: s.supportsLearners, version, reason };
+  const podsOn = (node: string): PodView[] => s.pods.filter((p) => p.node === node);
+  const freeing = placeable.find((n) => podsOn(n).every((p) => p.terminating && !p.nodeLost));
+  if (freeing) return awaitStopping(s, podsOn(freeing).map((p) => p.name), `${reason}: waiting for node ${freeing} to be free`);
+  const members = votersOf(s.members).length;
+  return {
+    type: 'Blocked', cause: 'TooFewNodes',
+    reason: `${reason}, but spec.pod.antiAffinity places one member per node, and each node that can take one (${placeable.join(', ') || 'none'}) holds one: `
+      + `the cluster stays at ${members} member(s). Add a node (Ready, schedulable, matching spec.pod.nodeSelector), lower spec.size, or set antiAffinity to false`,
   };
 }
 
@@ -983,6 +1080,10 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
     const claim = a.type === 'DeleteClaim' || (a.type === 'DeletePod' && a.deleteClaim) ? a.member : undefined;
     return claim === undefined || (s.unclaimedForMs[claim] ?? 0) > s.claimGraceMs;
   },
+  'never bootstrap more members than the hard one-member-per-node rule has nodes for': (s, a) =>
+    a.type !== 'Bootstrap' || !s.placeableNodes || s.placeableNodes.length >= a.size,
+  'never add a member the hard one-member-per-node rule has no free node for': (s, a) =>
+    a.type !== 'AddMember' || roomForOneMore(s),
   'never disarm an alarm that names no member': (_s, a) =>
     a.type !== 'DisarmAlarms' || !a.alarms.some(namesNoMember),
   // A rebuild first clears what is left of the lost cluster: that is no bootstrap.
@@ -993,6 +1094,8 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
       || (!a.deleteClaim && s.claims.includes(a.member) && s.pods.some((p) => p.name === a.member && p.phase === 'Failed')),
   'force-delete only the pod of a member etcd has removed (fenced), never one of a listed member': (s, a) =>
     a.type !== 'DeletePod' || !a.force || (s.members !== undefined && !s.members.some((m) => m.name === a.member)),
+  'never force-delete a pod on a live node: its containers may still run': (s, a) =>
+    a.type !== 'DeletePod' || !a.force || s.pods.some((p) => p.name === a.member && p.nodeLost),
   // A rebuild deletes the lost cluster's pods for good: no pod of their names is made again.
   'a member on a lost node is never restarted (its kubelet does not answer); it is removed first': (s, a) =>
     clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),

@@ -4,6 +4,8 @@ import type { AlarmView, ClusterState, MemberHealth, MemberView, PodView, Retain
 
 export const NAMES = ['a', 'b', 'c', 'd', 'e'] as const;
 const VERSIONS = ['3.5.17', '3.6.5'];
+/** The nodes pods are generated on; n4 holds none. */
+const NODES = ['n1', 'n2', 'n3'] as const;
 
 /** Some of the names, in order. */
 const someNames: fc.Arbitrary<string[]> = fc.subarray<string>([...NAMES]);
@@ -14,11 +16,13 @@ const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
   forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
   neverRan: fc.boolean(), specGeneration: fc.integer({ min: 1, max: 3 }),
   // Its node's state: mostly fine, sometimes lost (NotReady), sometimes being drained; two members may share one.
-  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining'), on: fc.constantFrom('n1', 'n2', 'n3'),
-}).map(({ bootstrap, neverRan, node, on, ...p }) => ({
-  name, ...p, node: on, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}),
-  ...(node === 'lost' ? { nodeLost: true as const } : node === 'draining' ? { nodeDraining: true as const } : {}),
-}));
+  // Or no node at all: the scheduler finds none that fits, and it waits, Pending, never having run.
+  node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining', 'unschedulable'), on: fc.constantFrom(...NODES),
+}).map(({ bootstrap, neverRan, node, on, ...p }): PodView => {
+  const pod = { name, ...p, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) };
+  if (node === 'unschedulable') return { ...pod, phase: 'Pending', ready: false, neverRan: true, unschedulable: true };
+  return { ...pod, node: on, ...(node === 'lost' ? { nodeLost: true as const } : node === 'draining' ? { nodeDraining: true as const } : {}) };
+});
 
 const memberOf = (name: string): fc.Arbitrary<MemberView> =>
   fc.record({ isLearner: fc.boolean(), started: fc.boolean() }).map((m) => ({ id: `id-${name}`, name, ...m }));
@@ -53,7 +57,10 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   claimedBootstrap: fc.option(someNames.filter((b) => b.length > 0), { nil: undefined }),
   silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
   stranded: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 100_000 })),
+  stopping: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 600_000 })),
   spreadTo: fc.option(fc.constant(['free']).map((f) => [...f]), { nil: undefined }),
+  // Under a hard one-member-per-node rule (antiAffinity), the nodes that can take a member; none of them lost or drained.
+  placeable: fc.option(fc.subarray([...NODES, 'n4']), { nil: undefined }),
   unclaimed: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 2_000_000 })),
   alarms: fc.array(fc.record({ memberId: fc.constantFrom('0', ...NAMES.map((n) => `id-${n}`)), alarm: fc.constantFrom<AlarmView['alarm']>('NOSPACE', 'CORRUPT') }), { maxLength: 2 }),
   targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
@@ -77,10 +84,11 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   },
   // Those that answer follow the leader, if there is one; a member that leads follows itself.
   health: health.map((h) => ({ ...h, isLeader: h.name === g.leader, leaderId: g.leader ? `id-${g.leader}` : '' })),
-  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
+  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, stoppingForMs: g.stopping, stuckStoppingAfterMs: 300_000, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
   targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
   ...(g.spreadTo ? { spreadTo: g.spreadTo } : {}),
+  ...(g.placeable ? { placeableNodes: g.placeable.filter((n) => !pods.some((p) => p.node === n && (p.nodeLost || p.nodeDraining))) } : {}),
   ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
   ...(g.rebuild ? { rebuild: g.rebuild } : {}),
   ...(g.hashes ? { corruptionCheck: { revision: 50, hashes: g.hashes } } : {}),

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { SpreadAttempts, freeNodes, spreadSituation } from '../../src/controllers/cluster/placement.js';
+import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from '../../src/controllers/cluster/placement.js';
 
 const node = (name: string, o: { ready?: string; unschedulable?: boolean; labels?: Record<string, string>; taints?: V1Node['spec'] extends infer S ? S extends { taints?: infer T } ? T : never : never } = {}): V1Node => ({
   metadata: { name, labels: o.labels ?? {} },
@@ -20,6 +20,18 @@ test('free nodes: Ready, schedulable, holding no member, matching the nodeSelect
   assert.deepEqual(freeNodes({ size: 3, pod: { nodeSelector: { disk: 'hdd' } } }, [podOn('used')], nodes), ['other-disk']);
   assert.deepEqual(freeNodes({ size: 3, pod: { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] } }, [podOn('used')], nodes), ['free', 'other-disk', 'soft', 'tainted']);
   assert.deepEqual(freeNodes({ size: 3, pod: { affinity: { nodeAffinity: {} } } }, [podOn('used')], nodes), [], 'an explicit affinity is the user\'s placement');
+});
+
+test('under antiAffinity, the nodes a member could go to, holding a member or not; no count without that hard rule (issue 32, finding 13)', () => {
+  const nodes = [
+    node('used'), node('free'), node('down', { ready: 'Unknown' }), node('cordoned', { unschedulable: true }),
+    node('other-disk', { labels: { disk: 'hdd' } }), node('tainted', { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] }),
+  ];
+  assert.deepEqual(hardPlacement({ size: 5, pod: { antiAffinity: true } }, nodes), ['free', 'other-disk', 'used']);
+  assert.deepEqual(hardPlacement({ size: 5, pod: { antiAffinity: true, nodeSelector: { disk: 'hdd' } } }, nodes), ['other-disk']);
+  assert.equal(hardPlacement({ size: 5, pod: { spread: 'Required' } }, nodes), undefined, 'a required spread balances members but places any number of them');
+  assert.equal(hardPlacement({ size: 5, pod: { antiAffinity: true, affinity: { nodeAffinity: {} } } }, nodes), undefined, 'an explicit affinity replaces antiAffinity: the user\'s placement');
+  assert.equal(hardPlacement({ size: 5 }, nodes), undefined);
 });
 
 test('a move that came to nothing is not tried again in the same situation for ten minutes; a new situation may try at once', () => {

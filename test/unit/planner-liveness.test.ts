@@ -14,10 +14,11 @@ const PERSON_NEEDED: string[] = [...Object.keys(BLOCKED_CAUSES), 'QuorumLost', '
 /**
  * The state once every bound a Wait can name has passed and nothing came by itself: each listed member that
  * does not answer silent past the threshold (on a lost node, stranded past its own), each claim of no member
- * past the grace period, and every deleted pod on a live node gone (Kubernetes' grace period). Pods that have
- * not started stay as they are: whether they start is the kubelet's, and what keeps them is reported.
+ * past the grace period, and every deleted pod on a live node gone (Kubernetes' grace period) or, `stuck`,
+ * still there past the bound that names it. Pods that have not started stay as they are: whether they start is
+ * the kubelet's, and what keeps them is reported.
  */
-function expired(s: ClusterState): ClusterState {
+function expired(s: ClusterState, stuck: boolean): ClusterState {
   const listed = (name: string): boolean => s.members?.some((m) => m.name === name) ?? false;
   const silent = s.pods.filter((p) => listed(p.name) && !answers(s.health, p.name));
   const past = (names: string[], ms: number, was: Record<string, number>): Record<string, number> =>
@@ -25,7 +26,8 @@ function expired(s: ClusterState): ClusterState {
   const unclaimed = s.members ? s.claims.filter((c) => !listed(c) && !s.pods.some((p) => p.name === c)) : [];
   return {
     ...s,
-    pods: s.pods.filter((p) => !p.terminating || p.nodeLost),
+    pods: stuck ? s.pods : s.pods.filter((p) => !p.terminating || p.nodeLost),
+    stoppingForMs: stuck ? past(s.pods.filter((p) => p.terminating).map((p) => p.name), s.stuckStoppingAfterMs, s.stoppingForMs) : s.stoppingForMs,
     silentForMs: past(silent.filter((p) => !p.terminating).map((p) => p.name), s.replaceAfterMs, s.silentForMs),
     strandedForMs: past(silent.filter((p) => p.nodeLost).map((p) => p.name), s.replaceOnNodeLossAfterMs, s.strandedForMs),
     unclaimedForMs: past(unclaimed, s.claimGraceMs, s.unclaimedForMs),
@@ -53,7 +55,7 @@ function stillComing(s: ClusterState, a: Extract<Action, { type: 'Wait' }>): boo
   const each = (holds: (name: string) => boolean): boolean => a.members.length > 0 && a.members.every(holds);
   switch (a.awaiting) {
     case 'PodStopping':
-      return each((n) => s.pods.some((p) => p.name === n && p.terminating && !p.nodeLost));
+      return each((n) => s.pods.some((p) => p.name === n && p.terminating && !p.nodeLost) && (s.stoppingForMs[n] ?? 0) <= s.stuckStoppingAfterMs);
     case 'MembersStarting':
       // Whether a pod that can run starts etcd is its kubelet's; what keeps it is reported.
       return each((n) => { const p = podOf(s, n); return answers(s.health, n) || (p !== undefined && canRun(p)); });
@@ -84,7 +86,11 @@ const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
   BootstrapStalled: (s) => !s.bootstrapped && s.pods.some((p) => !canRun(p)),
   MembershipUnknown: (s) => s.members === undefined && s.recordedMembers.length === 0 && !s.pods.some(canRun),
   RetainedClaimsRemoved: (s) => !s.bootstrapped && s.retained.some((c) => c.removed),
+  PodStuckStopping: (s) => s.pods.some((p) => p.terminating && !p.nodeLost && (s.stoppingForMs[p.name] ?? 0) > s.stuckStoppingAfterMs),
   SurvivorLost: (s) => s.survivorRecovery !== undefined && !s.pods.some((p) => p.name === s.survivorRecovery?.survivor && canRun(p)),
+  // A pod no node fits, or a hard one-member-per-node rule with fewer free nodes than the members to place.
+  TooFewNodes: (s) => s.pods.some((p) => p.unschedulable && !p.terminating)
+    || (s.placeableNodes !== undefined && s.placeableNodes.filter((n) => !s.pods.some((p) => p.node === n)).length < (s.bootstrapped ? 1 : s.desiredSize)),
 };
 
 /** Steady claims the spec is met: every voter of the desired count ready on its pod, on the target version and settings, no alarm, no change in flight. */
@@ -108,8 +114,8 @@ test('liveness, over 60,000 generated states: every plan makes progress, names a
 });
 
 test('liveness, over 60,000 generated states: no Wait outlives its bound (once every bound has passed, a plain Wait is only for what still comes by itself)', () => {
-  fc.assert(fc.property(clusterStates, (generated) => {
-    const s = expired(generated);
+  fc.assert(fc.property(clusterStates, fc.boolean(), (generated, stuck) => {
+    const s = expired(generated, stuck);
     const a = plan(s);
     if (a.type === 'Wait') assert.ok(stillComing(s, a), `waits for ever: ${JSON.stringify(a)}`);
   }), { numRuns: 60_000 });

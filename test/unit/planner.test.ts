@@ -16,7 +16,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
   };
 }
@@ -668,4 +668,55 @@ test('found by the liveness property: what used to wait for ever now acts or say
   // No member answers and the recorded member's volume came back empty: its claim holds nothing, a majority is lost (review 7).
   const emptied = healthy(['a'], { members: undefined, health: [], claims: ['a'], pods: [pod('a', { dataLost: true, ready: false })] });
   assert.equal(plan(emptied).type, 'QuorumLost');
+});
+
+test('antiAffinity on too few nodes: no bootstrap of members that can never run, and no member added that cannot be placed (issue 32, finding 13)', () => {
+  const fresh = healthy([], { desiredSize: 5, bootstrapped: false, members: undefined, placeableNodes: ['n1', 'n2', 'n3'] });
+  const refused = plan(fresh);
+  assert.equal((refused as { cause?: string }).cause, 'TooFewNodes');
+  assert.match((refused as { reason: string }).reason, /3 node\(s\) can take one \(n1, n2, n3.*fewer than the 5 members: add nodes, lower spec\.size to 3, or set antiAffinity to false/);
+  assert.deepEqual(plan({ ...fresh, desiredSize: 3 }), { type: 'Bootstrap', size: 3, version: '3.5.17' });
+  assert.deepEqual(plan({ ...fresh, singleFounder: true }), { type: 'Bootstrap', size: 1, version: '3.5.17' }, 'a restore starts one founder; the others join as nodes allow');
+  // Running at three of five, one member per node: the scale-up says what is missing instead of adding a member that never runs.
+  const short = healthy(['a', 'b', 'c'], { desiredSize: 5, pods: ['a', 'b', 'c'].map((n, i) => pod(n, { node: `n${i + 1}` })), placeableNodes: ['n1', 'n2', 'n3'] });
+  const blocked = plan(short);
+  assert.equal((blocked as { cause?: string }).cause, 'TooFewNodes');
+  assert.match((blocked as { reason: string }).reason, /^scaling up to 5, but .* the cluster stays at 3 member\(s\)/);
+  assert.equal(plan({ ...short, placeableNodes: ['n1', 'n2', 'n3', 'n4'] }).type, 'AddMember', 'a node added: the member is added');
+  // A drain with every other node holding a member: the drain holds, and says why.
+  const draining = { ...short, desiredSize: 3, pods: [pod('a', { node: 'n1' }), pod('b', { node: 'n2', nodeDraining: true }), pod('c', { node: 'n3' })], placeableNodes: ['n1', 'n3'] };
+  assert.match((plan(draining) as { reason: string }).reason, /^node n2 is being drained: adding the replacement of b elsewhere first, but/);
+  // A node whose member's pod is still stopping frees itself: that is a wait, not a person's.
+  const stopping = { ...short, desiredSize: 3, members: ['a', 'b'].map((n) => member(n)), health: [health('a', { isLeader: true }), health('b')],
+    pods: [pod('a', { node: 'n1' }), pod('b', { node: 'n2' }), pod('c', { node: 'n3', terminating: true })] };
+  assert.deepEqual(plan(stopping), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'scaling up to 3: waiting for node n3 to be free' });
+});
+
+test('a learner no node fits is kept while it would only be added again, not removed and re-added with a new claim each minute (issue 32, finding 6)', () => {
+  const unplaced = pod('d', { phase: 'Pending', ready: false, neverRan: true, unschedulable: true,
+    trouble: { reason: 'Unschedulable', message: 'member pod d cannot be scheduled: 0/3 nodes are available' } });
+  // A drain's replacement: b's node is cordoned, and no other node has room for d.
+  const drain = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
+    pods: [pod('a'), pod('b', { nodeDraining: true, node: 'n2' }), pod('c'), unplaced], claims: ['a', 'b', 'c', 'd'],
+    health: [health('a', { isLeader: true }), health('b'), health('c')], silentForMs: { d: 120_000 } });
+  const kept = plan(drain);
+  assert.equal((kept as { cause?: string }).cause, 'TooFewNodes');
+  assert.match((kept as { reason: string }).reason, /^member pod d cannot be scheduled: 0\/3 nodes are available\. Learner d is kept, .*\(node n2 is being drained: adding the replacement of b elsewhere first\)/);
+  // A scale-up's member likewise.
+  assert.equal((plan({ ...drain, desiredSize: 4, pods: [pod('a'), pod('b'), pod('c'), unplaced] }) as { cause?: string }).cause, 'TooFewNodes');
+  // Something else to do without it (a voter silent past the threshold to restart): it is removed, as it casts no vote.
+  const repair = { ...drain, health: drain.health.filter((h) => h.name !== 'c'), silentForMs: { c: 90_000, d: 120_000 } };
+  assert.deepEqual(plan(repair), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'learner never answered; removing it' });
+  // Not needed any more (the drain was called off): removed.
+  assert.equal(plan({ ...drain, pods: [pod('a'), pod('b'), pod('c'), unplaced] }).type, 'RemoveMember');
+  // A learner silent for another reason (its pod scheduled, etcd not answering) is removed as before.
+  assert.equal(plan({ ...drain, pods: [pod('a'), pod('b', { nodeDraining: true }), pod('c'), pod('d', { ready: false })] }).type, 'RemoveMember');
+});
+
+test('a pod stopping past the bound on a live node is named for a person, never forced by the operator (issue 32, finding 7)', () => {
+  const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true, node: 'n3' })], health: [health('a', { isLeader: true }), health('b')] });
+  assert.deepEqual(plan({ ...s, stoppingForMs: { c: 60_000 } }), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'the pod of member c is stopping' });
+  const stuck = plan({ ...s, stoppingForMs: { c: 301_000 } });
+  assert.equal((stuck as { cause?: string }).cause, 'PodStuckStopping');
+  assert.match((stuck as { reason: string }).reason, /^the pod of member c is stopping, but pod c has been stopping for over 300 s on a live node: .*kubectl delete pod --force --grace-period=0 c$/);
 });

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { etcdNeverRan, etcdStarted, podTrouble } from '../../src/controllers/cluster/pod-trouble.js';
+import { podView } from '../../src/controllers/cluster/views.js';
 
 const pod = (status: V1Pod['status']): V1Pod => ({ metadata: { name: 'ex-1', namespace: 'ns' }, status });
 const container = (name: string, o: Partial<V1ContainerStatus>): V1ContainerStatus => ({ name, image: 'quay.io/coreos/etcd:v3.2.13', imageID: '', ready: false, restartCount: 0, ...o });
@@ -10,6 +11,13 @@ test('a pod no node fits is Unschedulable, with the scheduler\'s words and what 
   const t = podTrouble(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 node(s) didn\'t match Pod\'s node affinity/selector.' }] }));
   assert.equal(t?.reason, 'Unschedulable');
   assert.match(t.message, /^member pod ex-1 cannot be scheduled: 0\/3 nodes are available.*Check spec\.pod nodeSelector/);
+});
+
+test('the planner is told a pod is unschedulable as a fact, not only as a reason for status (issue 32, finding 6)', () => {
+  const waiting = pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] });
+  assert.equal(podView(waiting).unschedulable, true);
+  assert.equal(podView(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulerError' }] })).unschedulable, undefined);
+  assert.equal(podView(pod({ phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] })).unschedulable, undefined);
 });
 
 test('a pod its kubelet evicted is PodFailed, with the kubelet\'s words and the node', () => {

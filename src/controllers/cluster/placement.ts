@@ -10,21 +10,38 @@ const tolerates = (tolerations: V1Toleration[], taint: V1Taint): boolean => tole
   && (t.effect === undefined || t.effect === taint.effect));
 
 /**
- * Nodes a member pod could go to and that hold none of the cluster's members: Ready, schedulable, matching the
- * spec's nodeSelector, with no taint the pods do not tolerate. The scheduler has the last word (resources, for
- * one); with an explicit affinity, placement is the user's, and none is offered.
+ * Whether a member pod could go to the node by the spec's terms and the node's: Ready, schedulable, matching
+ * the spec's nodeSelector, with no taint the pods do not tolerate. The scheduler has the last word (resources,
+ * volume topology, an explicit affinity are not judged here).
+ */
+function fitsSpec(spec: ClusterSpec, node: V1Node): boolean {
+  const { lost, draining } = nodeState(node);
+  if (lost || draining) return false;
+  if (!Object.entries(spec.pod?.nodeSelector ?? {}).every(([k, v]) => node.metadata?.labels?.[k] === v)) return false;
+  const tolerations = spec.pod?.tolerations ?? [];
+  return (node.spec?.taints ?? []).every((t) => t.effect === 'PreferNoSchedule' || tolerates(tolerations, t));
+}
+
+/**
+ * Nodes a member pod could go to and that hold none of the cluster's members. With an explicit affinity,
+ * placement is the user's, and none is offered.
  */
 export function freeNodes(spec: ClusterSpec, pods: V1Pod[], nodes: V1Node[]): string[] {
   if (spec.pod?.affinity) return [];
   const used = new Set(pods.map((p) => p.spec?.nodeName));
-  const selector = Object.entries(spec.pod?.nodeSelector ?? {});
-  const tolerations = spec.pod?.tolerations ?? [];
-  return nodes.filter((n) => {
-    const { lost, draining } = nodeState(n);
-    if (lost || draining || used.has(n.metadata?.name)) return false;
-    if (!selector.every(([k, v]) => n.metadata?.labels?.[k] === v)) return false;
-    return (n.spec?.taints ?? []).every((t) => t.effect === 'PreferNoSchedule' || tolerates(tolerations, t));
-  }).map((n) => n.metadata?.name ?? '').sort();
+  return nodes.filter((n) => fitsSpec(spec, n) && !used.has(n.metadata?.name)).map((n) => n.metadata?.name ?? '').sort();
+}
+
+/**
+ * Under a hard one-member-per-node rule (the CoreOS `antiAffinity: true`, a required pod anti-affinity on the
+ * hostname), the nodes a member could go to, whether they hold a member or not: the planner's measure of how
+ * many members can run at all. Undefined without such a rule: `spread: Required` balances members over nodes
+ * and zones but places any number of them, and an explicit affinity (which replaces antiAffinity) is the user's.
+ * What the scheduler judges beyond fitsSpec (resources, volumes) is seen later, as an Unschedulable pod.
+ */
+export function hardPlacement(spec: ClusterSpec, nodes: V1Node[]): string[] | undefined {
+  if (!spec.pod?.antiAffinity || spec.pod.affinity) return undefined;
+  return nodes.filter((n) => fitsSpec(spec, n)).map((n) => n.metadata?.name ?? '').sort();
 }
 
 /**

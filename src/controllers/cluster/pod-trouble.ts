@@ -23,11 +23,11 @@ export function podTrouble(pod: V1Pod): PodTrouble | undefined {
     const why = [pod.status.reason, pod.status.message].filter((w) => w).join(': ');
     return { reason: 'PodFailed', message: `member pod ${name} failed${why ? ` (${why})` : ''} on node ${pod.spec?.nodeName ?? '(none)'}` };
   }
-  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+  if (unschedulable(pod)) {
+    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
     return {
       reason: 'Unschedulable',
-      message: `member pod ${name} cannot be scheduled: ${scheduled.message ?? 'no node fits'}. Check spec.pod nodeSelector, affinity, antiAffinity, tolerations `
+      message: `member pod ${name} cannot be scheduled: ${scheduled?.message ?? 'no node fits'}. Check spec.pod nodeSelector, affinity, antiAffinity, tolerations `
         + 'and resources.requests against the nodes, and that the StorageClass of persistentVolumeClaimSpec can provision a volume',
     };
   }
@@ -37,6 +37,12 @@ export function podTrouble(pod: V1Pod): PodTrouble | undefined {
     if (trouble) return trouble;
   }
   return undefined;
+}
+
+/** The scheduler has found no node for the pod: it runs only once one fits (nodes added or freed, the spec relaxed). */
+export function unschedulable(pod: V1Pod): boolean {
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  return scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
 }
 
 function containerTrouble(pod: string, namespace: string, c: V1ContainerStatus): PodTrouble | undefined {

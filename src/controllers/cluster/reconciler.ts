@@ -22,7 +22,7 @@ import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
-import { SpreadAttempts, freeNodes, spreadSituation } from './placement.js';
+import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
 import { irreversible } from './irreversible.js';
@@ -80,6 +80,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const lostNode = new Durations();
   const spreading = new SpreadAttempts();
   const unclaimed = new Durations();
+  const stopping = new Durations();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
@@ -88,7 +89,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
     // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
-      for (const durations of [silence, lostNode, unclaimed]) durations.forget(key);
+      for (const durations of [silence, lostNode, unclaimed, stopping]) durations.forget(key);
       spreading.forget(key);
       refusals.delete(key);
       return undefined;
@@ -134,7 +135,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const free = freeNodes(cluster.spec, pods, d.nodes.list());
     const situation = spreadSituation(pods, free);
     const spreadTo = spreading.allowed(key, situation, performance.now()) ? free : undefined;
-    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo });
+    const placeableNodes = hardPlacement(cluster.spec, d.nodes.list());
+    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo, placeableNodes });
     const action = plan(state);
     if (irreversible(action)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
@@ -210,12 +212,14 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       return undefined;
     });
     const { observed } = await observe(pods, nodesOf(pods, node), claims, etcd, address, linearizable);
-    return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore }));
+    // The nodes as the cache has them: an action is confirmed against fresh objects of the cluster, not of its nodes.
+    const placeableNodes = hardPlacement(fresh.spec, d.nodes.list());
+    return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore, placeableNodes }));
   }
 
   /**
    * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh), its
-   * silence on a lost node (stopping pods too: one on a lost node never stops), and each claim of no member
+   * silence on a lost node (stopping pods too: one on a lost node never stops), each pod stopping, and each claim of no member
    * (per claim). Without a member list none is judged, and all start again; a claim a deleted cluster left
    * whose member never ran is no member's whatever etcd says, and is always timed.
    */
@@ -231,6 +235,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     return {
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
       strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
+      stoppingForMs: byName(stopping.observe(scope, o.pods.filter((p) => p.metadata?.deletionTimestamp).map(keyOf), nowMs)),
       // A removed member's claim counts from the removal recorded on it, across operator restarts.
       unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, [...orphaned, ...claims.leftEmpty].map(keyOf), nowMs)))
         .map(([name, ms]) => [name, Math.max(ms, ...orphaned.filter((c) => c.metadata?.name === name).map((c) => removedForMs(c, Date.now())))])),

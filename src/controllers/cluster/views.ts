@@ -7,7 +7,7 @@ import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOT
 import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
-import { etcdNeverRan, podTrouble } from './pod-trouble.js';
+import { etcdNeverRan, podTrouble, unschedulable } from './pod-trouble.js';
 import { ZONE_LABEL, nodeState } from '../../k8s/node-state.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -55,6 +55,7 @@ export function podView(pod: V1Pod, node?: V1Node): PodView {
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
     dataLost: dataLost(pod),
     ...(etcdNeverRan(pod) ? { neverRan: true } : {}),
+    ...(unschedulable(pod) ? { unschedulable: true } : {}),
     specGeneration: Number(pod.metadata?.annotations?.[ANNOTATION_SPEC_GENERATION] ?? 0),
     ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
     ...(zone ? { zone } : {}),
@@ -88,6 +89,7 @@ export interface PlannerSettings {
   replaceOnNodeLossAfterMs: number;
   claimGraceMs: number;
   learnerMaxLag: number;
+  stuckStoppingAfterMs: number;
 }
 
 /** What the operator's own clock says of a cluster's members and claims (see Durations). */
@@ -95,6 +97,7 @@ export interface Timings {
   silentForMs: Record<string, number>;
   strandedForMs: Record<string, number>;
   unclaimedForMs: Record<string, number>;
+  stoppingForMs: Record<string, number>;
 }
 
 /** The backup a lost majority would be rebuilt from, or why the newest one is refused. */
@@ -109,9 +112,11 @@ export interface Context {
   restore?: RestoreSource | undefined;
   /** Free nodes members sharing a node may be spread to (see ClusterState.spreadTo). */
   spreadTo?: string[] | undefined;
+  /** Nodes a member could go to under a hard one-member-per-node rule (see ClusterState.placeableNodes). */
+  placeableNodes?: string[] | undefined;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore, spreadTo }: Context = {}): ClusterState {
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore, spreadTo, placeableNodes }: Context = {}): ClusterState {
   const rebuild = cluster.status?.rebuild;
   const recovery = cluster.status?.survivorRecovery;
   return {
@@ -135,6 +140,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     alarms: o.alarms,
     ...(o.corruptionCheck ? { corruptionCheck: o.corruptionCheck } : {}),
     ...(spreadTo?.length ? { spreadTo } : {}),
+    ...(placeableNodes ? { placeableNodes } : {}),
     ...(cluster.status?.noSpaceRecovery ? { noSpaceRecovery: cluster.status.noSpaceRecovery } : {}),
     quotaBackendBytes: cluster.spec.quotaBackendBytes ?? ETCD_DEFAULT_QUOTA_BYTES,
     ...(cluster.spec.defragmentation ? { defragmentation: cluster.spec.defragmentation } : {}),
