@@ -33,9 +33,10 @@ test('the etcd client drives real members: list, learner add, promote, leadershi
     const body = memberPod({ address, clusterUid: uid, spec, specGeneration: 1, member, version, state, initialCluster: initialCluster(address, members), token: uid, withClaim: false, operator: { image: 'etcd-operator:dev', corruptCheckSeconds: 600 }, expectData: false });
     await core.createNamespacedPod({ namespace, body });
   };
+  // etcd's own health: no operator runs here to open the member pods' voter gate, so they are never Ready.
   const ready = (name: string) => async (): Promise<true | undefined> => {
     const p = await core.readNamespacedPod({ name, namespace });
-    return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+    return p.status?.conditions?.some((c) => c.type === 'ContainersReady' && c.status === 'True') ? true : undefined;
   };
 
   const etcd = new EtcdClient({ lookup: labLookup() });
