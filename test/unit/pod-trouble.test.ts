@@ -57,4 +57,7 @@ test('a start is recorded only on evidence of one: a never-started container sho
   assert.equal(etcdStarted(pod({ phase: 'Pending', containerStatuses: [container('etcd', { state: { waiting: { reason: 'ErrImageNeverPull' } } })] })), false);
   assert.equal(etcdStarted(pod({ phase: 'Failed', containerStatuses: [container('etcd', { state: { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown' } } })] })), false);
   assert.equal(etcdStarted(pod({ phase: 'Pending' })), false);
+  // As the API server sends it: the start time null, not absent.
+  const unknown = JSON.parse('{"name":"etcd","ready":false,"restartCount":0,"image":"i","imageID":"","state":{"terminated":{"exitCode":137,"reason":"ContainerStatusUnknown","startedAt":null,"finishedAt":null}}}') as V1ContainerStatus;
+  assert.equal(etcdStarted(pod({ phase: 'Failed', containerStatuses: [unknown] })), false);
 });

@@ -80,7 +80,8 @@ function containerTrouble(pod: string, namespace: string, c: V1ContainerStatus):
 export function etcdStarted(pod: V1Pod): boolean {
   const etcd = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER);
   if (!etcd) return false;
-  return etcd.restartCount > 0 || etcd.state?.running !== undefined || [etcd.state?.terminated, etcd.lastState?.terminated].some((t) => t?.startedAt !== undefined);
+  // The API server sends absent times as null, which a cached pod keeps as it came.
+  return etcd.restartCount > 0 || Boolean(etcd.state?.running) || [etcd.state?.terminated, etcd.lastState?.terminated].some((t) => Boolean(t?.startedAt));
 }
 
 /** The pod's etcd container has never run: it holds no data and has acknowledged nothing. */
