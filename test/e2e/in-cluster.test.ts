@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Lease, V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_INSTALL, NAME } from '../../src/install/manifests.js';
 import { installOperator as install, operatorReady } from '../support/in-cluster.js';
 import { eventually } from '../support/lab.js';
@@ -59,8 +59,12 @@ test('the operator as a Deployment on the lab (non-root, read-only root, its own
   assert.equal(healed.length, 3);
   assert.equal(await etcdGet(endpoint, 'in-cluster'), 'yes', 'the key survived the replacement');
 
-  const [newPod] = (await bed.core.listNamespacedPod({ namespace: bed.namespace, labelSelector: `app.kubernetes.io/name=${NAME}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
-  assert.notEqual(newPod?.metadata?.name, operatorPod.metadata?.name, 'the operator was replaced by the rollout');
+  // Two replicas: the one holding the lease (its identity is its pod name and process id) did the work.
+  const replicas = (await bed.core.listNamespacedPod({ namespace: bed.namespace, labelSelector: `app.kubernetes.io/name=${NAME}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const holder = ((await bed.transport.call('GET', `/apis/coordination.k8s.io/v1/namespaces/${bed.namespace}/leases/${NAME}`)) as V1Lease).spec?.holderIdentity ?? '';
+  const newPod = replicas.find((p) => holder.startsWith(`${p.metadata?.name ?? '-'}-`));
+  assert.ok(newPod, `the lease holder ${holder} is one of ${replicas.map((p) => p.metadata?.name).join(', ')}`);
+  assert.ok(replicas.every((p) => p.metadata?.name !== operatorPod.metadata?.name), 'the operator was replaced by the rollout');
   const metrics = await (await fetch(`http://${newPod?.status?.podIP ?? ''}:${DEFAULT_INSTALL.metricsPort}/metrics`)).text();
   assert.match(metrics, /controller_runtime_reconcile_total\{controller="etcdcluster",result="(success|requeue_after)"\} [1-9]/);
   assert.match(metrics, /^rest_client_requests_total\{method="POST",code="201"\} [1-9]/m, 'its API requests are counted');
