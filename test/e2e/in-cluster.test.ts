@@ -65,7 +65,7 @@ test('the operator as a Deployment on the lab (non-root, read-only root, its own
   const newPod = replicas.find((p) => holder.startsWith(`${p.metadata?.name ?? '-'}-`));
   assert.ok(newPod, `the lease holder ${holder} is one of ${replicas.map((p) => p.metadata?.name).join(', ')}`);
   assert.ok(replicas.every((p) => p.metadata?.name !== operatorPod.metadata?.name), 'the operator was replaced by the rollout');
-  const metrics = await (await fetch(`http://${newPod?.status?.podIP ?? ''}:${DEFAULT_INSTALL.metricsPort}/metrics`)).text();
+  const metrics = await (await fetch(`http://${newPod.status?.podIP ?? ''}:${DEFAULT_INSTALL.metricsPort}/metrics`)).text();
   assert.match(metrics, /controller_runtime_reconcile_total\{controller="etcdcluster",result="(success|requeue_after)"\} [1-9]/);
   assert.match(metrics, /^rest_client_requests_total\{method="POST",code="201"\} [1-9]/m, 'its API requests are counted');
   const logs = kubectl(['-n', bed.namespace, 'logs', `deployment/${NAME}`]).trim().split('\n');
