@@ -29,6 +29,8 @@ export const volumeLocation = object({
  * that no resourceVersion a client holds is reused for other data.
  */
 export const DEFAULT_REVISION_BUMP = 1_000_000_000;
+/** The bump a restore asks for: its spec's, or the default for one stored before the field existed. */
+export const revisionBumpOf = (spec: { revisionBump?: number | undefined }): number => spec.revisionBump ?? DEFAULT_REVISION_BUMP;
 /** Room for millions of restores within etcd's int64 revisions. */
 const MAX_REVISION_BUMP = 1_000_000_000_000;
 

@@ -5,3 +5,6 @@ export class EtcdError extends Error {
     this.name = 'EtcdError';
   }
 }
+
+/** etcd's answer for a revision compacted away (a read or a compaction at or below the compacted revision). */
+export const compactedAway = (err: unknown): boolean => err instanceof EtcdError && /required revision has been compacted/.test(err.message);

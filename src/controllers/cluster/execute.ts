@@ -3,6 +3,7 @@ import { ApiError, ignoreStatus, refusedAsMade } from '../../runtime/transport.j
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Action } from '../../etcd/planner.js';
 import { EtcdError, memberName } from '../../etcd/client.js';
+import { compactedAway } from '../../etcd/etcd-error.js';
 import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
@@ -107,7 +108,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'Compact':
       // Done already if an earlier attempt landed before its answer was lost.
       await x.etcd.compact(leaderEndpoint(x), action.revision).catch((err: unknown) => {
-        if (!(err instanceof EtcdError && /required revision has been compacted/.test(err.message))) throw err;
+        if (!compactedAway(err)) throw err;
       });
       return 200;
     case 'Defragment':

@@ -15,7 +15,7 @@ import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/me
 import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
 import { clientsHeld } from '../restore/clients-held.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
-import { DEFAULT_REVISION_BUMP } from '../../api/etcd-backup.js';
+import { revisionBumpOf } from '../../api/etcd-backup.js';
 import { gatesToOpen, openVoterGates } from './voter-gate.js';
 import { plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
@@ -299,7 +299,7 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
     ...(restore.spec.backupStorageType === 'S3' && s3 ? { s3: chosen ? { ...s3, path: siblingPath(s3.path, chosen) } : s3 } : {}),
     ...(restore.spec.backupStorageType === 'Volume' && volume ? { volume } : {}),
     ...(encryption ? { keySecret: encryption.keySecret } : {}),
-    revisionBump: restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP,
+    revisionBump: revisionBumpOf(restore.spec),
   };
 }
 

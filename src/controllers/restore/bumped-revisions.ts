@@ -1,5 +1,5 @@
 import type { EtcdClient } from '../../etcd/client.js';
-import { EtcdError } from '../../etcd/client.js';
+import { compactedAway } from '../../etcd/etcd-error.js';
 
 /**
  * How a restored store numbers the source's revisions. `etcdutl snapshot restore --bump-revision B
@@ -25,8 +25,6 @@ export const storeRevisionOf = (s: RevisionShift, r: number): number => (r >= s.
 /** The source's revision that the restored store's revision `x` shows (x at or past the bumped one). */
 export const sourceRevisionOf = (s: RevisionShift, x: number): number => (x >= s.held + s.bump ? x - s.bump : x);
 
-const COMPACTED = /required revision has been compacted/;
-
 /**
  * How the restored store numbers the source's revisions, found in the store itself. Bumped, its revision is at
  * least the snapshot's name plus the bump, and the lowest revision it can still read is the bumped one (everything
@@ -42,7 +40,7 @@ export async function restoredShift(etcd: EtcdClient, endpoint: string, named: n
   let hi = await etcd.currentRevision(endpoint);
   if (hi < lo) return unbumped;
   const readable = async (x: number): Promise<boolean> => etcd.keyCount(endpoint, x).then(() => true, (err: unknown) => {
-    if (err instanceof EtcdError && COMPACTED.test(err.message)) return false;
+    if (compactedAway(err)) return false;
     throw err;
   });
   // The lowest readable revision in [lo, hi]: hi always is.

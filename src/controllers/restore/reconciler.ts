@@ -9,7 +9,7 @@ import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import { restorePath } from '../../api/etcd-backup.js';
-import { DEFAULT_REVISION_BUMP } from '../../api/etcd-backup.js';
+import { revisionBumpOf } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
 import { FETCH_STEP, RESTORE_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
@@ -147,7 +147,7 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
         };
       }
       const revision = Math.max(0, ...(cluster.status.memberStatus ?? []).map((m) => m.revision ?? 0));
-      return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (its revision now ${revision})${bumpNote(restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP)}` };
+      return { phase: 'Completed', reason: 'ClusterRestored', message: `EtcdCluster ${target} is Available from the snapshot (its revision now ${revision})${bumpNote(revisionBumpOf(restore.spec))}` };
     }
     const refused = snapshotRefused(d.pods.ownedBy(cluster.metadata.uid ?? ''));
     if (refused) {
@@ -255,7 +255,7 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: Poi
     if (pit.revisionBump === undefined) {
       // Found once, before anything is replayed, and recorded at once: the replay's own revisions are past it later,
       // and a restart goes on from it. The store says what it was made with, not the spec.
-      const found = await restoredShift(ready.etcd, endpoint, named, restore.spec.revisionBump ?? DEFAULT_REVISION_BUMP);
+      const found = await restoredShift(ready.etcd, endpoint, named, revisionBumpOf(restore.spec));
       log.info({ shift: found }, 'the restored store\'s revisions, as the source\'s are numbered in it');
       return {
         phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, revisionBump: found.bump, ...(found.bump > 0 ? { snapshotHeld: found.held } : {}) },

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EtcdClient, TxnOp } from '../../etcd/client.js';
 import { EtcdError } from '../../etcd/client.js';
+import { compactedAway } from '../../etcd/etcd-error.js';
 import { decodeEvent } from '../../etcd/watch-grpc.js';
 import type { ChangeEvent } from '../../etcd/watch-grpc.js';
 import { MAX_TXN_OPS, deleteRuns, eventOps } from './revision-ops.js';
@@ -123,8 +124,6 @@ const TOO_LARGE = /too many operations in txn request|request is too large/;
  * such as a learner that serves no writes or a member not ready yet, pass.)
  */
 const INVALID = /duplicate key given in txn request|key is not provided|empty key/;
-/** etcd's answer for a revision compacted away. */
-const COMPACTED = /required revision has been compacted/;
 
 /**
  * What an error of etcd's during the replay means for the restore: a transaction etcd refused as invalid (too
@@ -134,7 +133,7 @@ const COMPACTED = /required revision has been compacted/;
 function replayFailure(err: unknown, revision: number): unknown {
   if (!(err instanceof EtcdError)) return err;
   if (TOO_LARGE.test(err.message)) return new ReplayError('RevisionTooLarge', `revision ${revision}: ${err.message}`);
-  if (COMPACTED.test(err.message)) {
+  if (compactedAway(err)) {
     return new ReplayError('StoreCompacted', `revision ${revision} is compacted in the restored store before the replay could check it (autoCompaction in clusterSpec, or the snapshot compacted past its name): ${err.message}`);
   }
   if (INVALID.test(err.message)) return new ReplayError('ReplayRefused', `etcd refused revision ${revision}: ${err.message}`);
