@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
-import type { KubeConfig, V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { KubeConfig, V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ApiTransport } from './runtime/transport.js';
 import { Reflector } from './runtime/reflector.js';
@@ -25,6 +25,7 @@ import { ANNOTATION_RESTORED_BY, APP, CLUSTER_LABEL, labelSelector } from './k8s
 import { clusterReconciler } from './controllers/cluster/reconciler.js';
 import { nodeState } from './k8s/node-state.js';
 import { EtcdClients } from './controllers/cluster/tls.js';
+import { NamedSecrets } from './controllers/cluster/named-secrets.js';
 import type { AutoTlsPolicy } from './controllers/cluster/tls.js';
 
 export interface OperatorOptions {
@@ -147,16 +148,17 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   const claims = new Reflector<V1PersistentVolumeClaim>(transport, { path: `${scope('/api/v1')}/persistentvolumeclaims`, labelSelector: members, onError: onError('pvcs') });
   const services = new Reflector<V1Service>(transport, { path: `${scope('/api/v1')}/services`, labelSelector: members, onError: onError('services') });
   const budgets = new Reflector<V1PodDisruptionBudget>(transport, { path: `${scope('/apis/policy/v1')}/poddisruptionbudgets`, labelSelector: members, onError: onError('pdbs') });
-  // Only the Secrets the operator made (auto TLS) are watched; a user's Secret is read when needed.
-  const secrets = new Reflector<V1Secret>(transport, { path: `${scope('/api/v1')}/secrets`, labelSelector: members, onError: onError('secrets') });
   const backups = new Reflector<EtcdBackup>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdbackups`, onError: onError('etcdbackups') });
   const restores = new Reflector<EtcdRestore>(transport, { path: `${scope(`/apis/${GROUP}/${VERSION}`)}/etcdrestores`, onError: onError('etcdrestores') });
   // Nodes are cluster-scoped: read-only rights on them are the operator's only cluster-wide ones in a namespaced install.
   const nodes = new Reflector<V1Node>(transport, { path: '/api/v1/nodes', onError: onError('nodes') });
-  const reflectors = [clusters, pods, claims, services, budgets, secrets, backups, restores, nodes];
+  const reflectors = [clusters, pods, claims, services, budgets, backups, restores, nodes];
   const etcdOptions = { timeoutMs: 2000, signal: active, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
 
-  const etcdClients = new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), transport, secrets.store);
+  // Secrets are never listed or watched (see NamedSecrets): an auto-TLS Secret someone deletes is made again
+  // within a minute, by the cluster's periodic pass.
+  const secrets = new NamedSecrets(transport);
+  const etcdClients = new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), secrets);
   const events = new EventRecorder(transport, { component: 'etcd-operator', instance: identity, onError: (err) => { o.log.warn({ err }, 'event not recorded'); } });
   const controllerOf = (name: string, reconcile: Reconcile): Controller => new Controller({
     name, workers: o.workers, log: o.log, reconcile,
@@ -164,10 +166,10 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   });
   const clusterController = controllerOf('etcdcluster', clusterReconciler({
     transport, etcdClients, events,
-    clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets: secrets.store, nodes: nodes.store,
+    clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets, nodes: nodes.store,
     restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain,
     settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000, stuckStoppingAfterMs: STUCK_STOPPING_AFTER_MS },
-  })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster').owns(secrets, 'EtcdCluster')
+  })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster')
     // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.
     .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL])
     // A point-in-time restore replayed to its point lets its cluster's clients in (the client Service is made then).

@@ -19,8 +19,9 @@ export const OPERATOR_RULES: PolicyRule[] = [
   // Claims are brought to the retention policy (owner reference or none) and adopted by a cluster of their name.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create'] },
-  // Auto-TLS Secrets are made and renewed; static TLS and S3 credentials Secrets are read by name.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+  // Auto-TLS Secrets are made and renewed; static TLS and S3 credentials Secrets are read by name. Never listed or
+  // watched: RBAC cannot narrow a list to the names the resources give, so a list right would read them all.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] },
   // New events are created; repeats patch the count of the one before.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'watch', 'create', 'patch'] },

@@ -42,6 +42,12 @@ test('the operator as a Deployment on the lab (non-root, read-only root, its own
   };
   const pods = await eventually('3 members Available', 120_000, settled);
   t.diagnostic(`in-cluster operator: 3 members Available ${Date.now() - started} ms after create`);
+  // Auto TLS with the install's rights on Secrets (get, create, update: no list, no watch).
+  await bed.create('intls', { size: 1, TLS: { auto: true } });
+  await eventually('an auto-TLS member Available', 120_000, async () => {
+    const c = await bed.get('intls');
+    return c.status?.conditions?.find((x) => x.type === 'Available')?.status === 'True' || undefined;
+  });
   const endpoint = await bed.clientEndpoint('inpod');
   await eventually('a key through the client Service', 30_000, () => etcdPut(endpoint, 'in-cluster', 'yes'));
   assert.equal(await etcdGet(endpoint, 'in-cluster'), 'yes');
@@ -72,7 +78,7 @@ test('the operator as a Deployment on the lab (non-root, read-only root, its own
   assert.ok(logs.every((line) => typeof (JSON.parse(line) as { msg?: unknown }).msg === 'string'), 'one JSON object a line');
 });
 
-test('namespaced RBAC grants the operator its namespace only; cluster-wide RBAC no more than the same verbs', async (t) => {
+test('namespaced RBAC grants the operator its namespace only; cluster-wide RBAC no more than the same verbs; Secrets by name only, never listed', async (t) => {
   const bed = await testbed(t, 'rbac');
   const ns = bed.namespace;
   install({ ...DEFAULT_INSTALL, namespace: ns });
@@ -85,7 +91,7 @@ test('namespaced RBAC grants the operator its namespace only; cluster-wide RBAC 
   const refused: [string, string, string | undefined, string?][] = [
     ['delete', 'nodes', undefined], ['patch', 'nodes', undefined], ['get', 'secrets', 'kube-system'], ['create', 'pods', 'default'], ['list', 'etcdclusters.etcd.database.coreos.com', 'default'],
     ['create', 'clusterroles.rbac.authorization.k8s.io', undefined], ['create', 'rolebindings.rbac.authorization.k8s.io', ns], ['*', '*', ns],
-    ['update', 'etcdclusters.etcd.database.coreos.com', ns], ['delete', 'secrets', ns], ['create', 'pods', ns, 'exec'], ['get', 'pods', ns, 'log'], ['delete', 'persistentvolumes', undefined],
+    ['update', 'etcdclusters.etcd.database.coreos.com', ns], ['delete', 'secrets', ns], ['list', 'secrets', ns], ['watch', 'secrets', ns], ['create', 'pods', ns, 'exec'], ['get', 'pods', ns, 'log'], ['delete', 'persistentvolumes', undefined],
   ];
   for (const [verb, resource, where, subresource] of refused) {
     assert.equal(operatorCan(ns, verb, resource, where, subresource), false, `may not ${verb} ${resource}${subresource ? `/${subresource}` : ''} in ${where ?? 'the cluster'}`);
@@ -94,7 +100,9 @@ test('namespaced RBAC grants the operator its namespace only; cluster-wide RBAC 
   install({ ...DEFAULT_INSTALL, namespace: ns, clusterWide: true });
   t.after(() => { kubectl(['delete', 'clusterrole,clusterrolebinding', NAME, '--ignore-not-found']); });
   assert.equal(operatorCan(ns, 'create', 'pods', 'default'), true, 'cluster-wide: pods in any namespace');
+  // Secrets by name only: a list or a watch would read every Secret of the cluster.
   for (const [verb, resource, where] of [['delete', 'nodes', undefined], ['create', 'leases.coordination.k8s.io', 'default'], ['delete', 'secrets', 'kube-system'],
+    ['list', 'secrets', 'kube-system'], ['watch', 'secrets', undefined], ['list', 'secrets', undefined],
     ['create', 'clusterroles.rbac.authorization.k8s.io', undefined], ['*', '*', 'default']] as const) {
     assert.equal(operatorCan(ns, verb, resource, where), false, `cluster-wide: may not ${verb} ${resource} in ${where ?? 'the cluster'}`);
   }

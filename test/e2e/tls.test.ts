@@ -49,6 +49,16 @@ test('static TLS (CoreOS Secrets): members talk https, clients need a certificat
   await bed.secret('etcd-peer-tls', { 'peer.crt': peer.cert, 'peer.key': peer.key, 'peer-ca.crt': ca.cert });
   await bed.secret('etcd-server-tls', { 'server.crt': server.cert, 'server.key': server.key, 'server-ca.crt': ca.cert });
   await bed.secret('etcd-operator-tls', { 'etcd-client.crt': client.cert, 'etcd-client.key': client.key, 'etcd-client-ca.crt': ca.cert });
+  // Secrets named but missing: every missing one is named, the phase says the cluster is not yet made, no pod is made.
+  await bed.create('halfmade', { size: 1, TLS: { static: { member: { peerSecret: 'etcd-peer-tls', serverSecret: 'no-server-tls' }, operatorSecret: 'no-operator-tls' } } });
+  const refused = await eventually('the missing Secrets named', 60_000, async () => {
+    const c = await bed.get('halfmade');
+    return c.status?.conditions?.find((x) => x.type === 'Degraded' && x.reason === 'SecretMissing') ? c : undefined;
+  });
+  const message = refused.status?.conditions?.find((x) => x.type === 'Degraded')?.message ?? '';
+  assert.ok(message.includes('no-server-tls') && message.includes('no-operator-tls') && !message.includes('etcd-peer-tls'), message);
+  assert.equal(refused.status?.phase, 'Creating');
+  assert.deepEqual(await bed.pods('halfmade'), [], 'no member made');
   await bed.create('secure', { size: 3, TLS: { static: { member: { peerSecret: 'etcd-peer-tls', serverSecret: 'etcd-server-tls' }, operatorSecret: 'etcd-operator-tls' } } });
   await eventually('3 TLS members Running', 180_000, running(bed, 'secure', 3));
   const command = (await bed.pods('secure'))[0]?.spec?.containers[0]?.command ?? [];

@@ -34,12 +34,12 @@ export async function snapshotSource(
       .map((p) => p.metadata?.name ?? '').sort((a, b) => Number(a === leader) - Number(b === leader));
     if (members.length === 0) throw new ConfigurationError('NoReadyMember', `EtcdCluster ${spec.clusterName} has no ready member`);
     return {
-      etcd: await clients.forCluster(namespace, names, Date.now()), endpoints: members.map((m) => clientUrl(address, m)),
+      etcd: await clients.forCluster(namespace, names), endpoints: members.map((m) => clientUrl(address, m)),
       ...(names ? { tlsSecret: names.operator } : {}),
     };
   }
   const tls = spec.clientTLSSecret ? { peer: '', server: '', operator: spec.clientTLSSecret, auto: false } : undefined;
-  return { etcd: await clients.forCluster(namespace, tls, Date.now()), endpoints: spec.etcdEndpoints ?? [], ...(tls ? { tlsSecret: tls.operator } : {}) };
+  return { etcd: await clients.forCluster(namespace, tls), endpoints: spec.etcdEndpoints ?? [], ...(tls ? { tlsSecret: tls.operator } : {}) };
 }
 
 /** The first of `endpoints` that answers `ask`, with its answer; when none does, an error with every one's reason. */

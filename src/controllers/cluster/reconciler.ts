@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
 import { ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime/controller.js';
@@ -35,8 +35,9 @@ import { Durations } from '../../runtime/durations.js';
 import { memberName } from '../../etcd/client.js';
 import { clusterStatus, misconfigured } from './status.js';
 import type { Refusal } from './status.js';
-import { ConfigurationError, ensureAutoTls } from './tls.js';
+import { ConfigurationError, ensureAutoTls, requireStaticTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
+import type { NamedSecrets } from './named-secrets.js';
 import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention, removedForMs } from '../../k8s/member-claim.js';
 import { claimMarks, claimsOf, ensureClaimOwnership, recordStarts, sortClaims } from './claims.js';
@@ -54,8 +55,8 @@ export interface ClusterReconcilerDeps {
   budgets: Store<V1PodDisruptionBudget>;
   /** The cluster's nodes: whether a member's node is lost or being drained. */
   nodes: Store<V1Node>;
-  /** Operator-made Secrets (auto TLS). */
-  secrets: Store<V1Secret>;
+  /** The TLS Secrets clusters name (static) or the operator makes (auto), read by name. */
+  secrets: NamedSecrets;
   restores: Store<EtcdRestore>;
   backups: Store<EtcdBackup>;
   /** What every member pod gets from the operator. */
@@ -112,9 +113,10 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     let etcd: EtcdClient;
     let restore: RestoreSource | undefined;
     try {
-      const generation = tlsNames?.auto ? await ensureAutoTls(d.transport, d.secrets, address, uid, tlsNames, d.autoTls, Date.now()) : '';
+      if (tlsNames && !tlsNames.auto) await requireStaticTls(d.secrets, namespace, tlsNames);
+      const generation = tlsNames?.auto ? await ensureAutoTls(d.secrets, address, uid, tlsNames, d.autoTls, Date.now()) : '';
       tls = tlsNames ? { secrets: tlsNames, generation } : undefined;
-      etcd = await d.etcdClients.forCluster(namespace, tlsNames, Date.now());
+      etcd = await d.etcdClients.forCluster(namespace, tlsNames);
       restore = cluster.status?.bootstrapped ? undefined : restoreSource(d, cluster);
     } catch (err) {
       if (!(err instanceof ConfigurationError)) throw err;

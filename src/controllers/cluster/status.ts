@@ -221,5 +221,7 @@ export function misconfigured(cluster: EtcdCluster, err: { reason: string; messa
   const prev = cluster.status;
   const degraded = condition(prev?.conditions, { type: 'Degraded', status: 'True', reason: err.reason, message: err.message }, now);
   const conditions = [...(prev?.conditions ?? []).filter((c) => c.type !== 'Degraded'), { ...degraded, observedGeneration: cluster.metadata.generation }];
-  return { ...prev, observedGeneration: cluster.metadata.generation, conditions };
+  // A cluster stopped by its configuration before its bootstrap is still being created: its phase says so rather
+  // than nothing, and the condition says why it does not go on.
+  return { ...prev, phase: prev?.phase || 'Creating', observedGeneration: cluster.metadata.generation, conditions };
 }

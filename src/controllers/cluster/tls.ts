@@ -1,8 +1,4 @@
-import type { V1Secret } from '@kubernetes/client-node';
 import type { SecureContextOptions } from 'node:tls';
-import { ApiError } from '../../runtime/transport.js';
-import type { ApiTransport } from '../../runtime/transport.js';
-import type { Store } from '../../runtime/store.js';
 import { rfc3339 } from '../../runtime/time.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
@@ -10,6 +6,7 @@ import { issueCa, issueLeaf, notAfter } from '../../tls/certificates.js';
 import type { Issued } from '../../tls/certificates.js';
 import { ANNOTATION_TLS_GENERATION, SECRET_KEYS, caSecretName, memberAltNames, secretText, tlsSecret } from '../../k8s/tls-secrets.js';
 import type { SecretRole, TlsSecretNames } from '../../k8s/tls-secrets.js';
+import type { NamedSecrets } from './named-secrets.js';
 
 const DAY = 86_400_000;
 
@@ -38,17 +35,16 @@ const ROLES: SecretRole[] = ['peer', 'server', 'operator'];
  * certificates it signs, reissued together before they expire. Answers the generation the members should hold.
  */
 export async function ensureAutoTls(
-  transport: ApiTransport, secrets: Store<V1Secret>, a: ClusterAddress, clusterUid: string, names: TlsSecretNames, policy: AutoTlsPolicy, now: number,
+  secrets: NamedSecrets, a: ClusterAddress, clusterUid: string, names: TlsSecretNames, policy: AutoTlsPolicy, now: number,
 ): Promise<string> {
-  const path = `/api/v1/namespaces/${a.namespace}/secrets`;
-  const leaves = ROLES.map((role) => secrets.get(a.namespace, names[role]));
-  let ca = secrets.get(a.namespace, caSecretName(a.cluster));
+  const leaves = await Promise.all(ROLES.map((role) => secrets.get(a.namespace, names[role])));
+  let ca = await secrets.get(a.namespace, caSecretName(a.cluster));
   if (!ca) {
     if (leaves.some((s) => s !== undefined)) {
       throw new ConfigurationError('CASecretMissing', `Secret ${caSecretName(a.cluster)} (the cluster's CA) is gone while certificates it signed remain; restore it`);
     }
     const issued = issueCa(`${a.cluster}-ca`, policy.caValidityMs);
-    ca = await create(transport, path, tlsSecret(a, clusterUid, caSecretName(a.cluster), 'ca', { ...issued, ca: issued.cert }, rfc3339(now)));
+    ca = await secrets.create(a.namespace, tlsSecret(a, clusterUid, caSecretName(a.cluster), 'ca', { ...issued, ca: issued.cert }, rfc3339(now)));
   }
   const caPair: Issued = { cert: secretText(ca, 'ca.crt') ?? '', key: secretText(ca, 'ca.key') ?? '' };
   const generations = leaves.map((s) => s?.metadata?.annotations?.[ANNOTATION_TLS_GENERATION]);
@@ -69,67 +65,52 @@ export async function ensureAutoTls(
   for (const [i, role] of ROLES.entries()) {
     const resourceVersion = leaves[i]?.metadata?.resourceVersion;
     const body = tlsSecret(a, clusterUid, names[role], role, { ...issued[role], ca: caPair.cert }, generation, resourceVersion);
-    if (resourceVersion) {
-      await transport.call('PUT', `${path}/${names[role]}`, body);
-    } else {
-      await create(transport, path, body);
-    }
+    await (resourceVersion ? secrets.replace(a.namespace, body) : secrets.create(a.namespace, body));
   }
   return generation;
 }
 
-/** Creates a Secret; if another pass made it first, answers that one. */
-async function create(transport: ApiTransport, path: string, body: V1Secret): Promise<V1Secret> {
-  try {
-    return (await transport.call('POST', path, body)) as V1Secret;
-  } catch (err) {
-    if (!(err instanceof ApiError && err.status === 409)) throw err;
-    return (await transport.call('GET', `${path}/${body.metadata?.name ?? ''}`)) as V1Secret;
+/**
+ * spec.TLS.static: the three Secrets the user named must exist before a member is made (a pod mounting a missing
+ * one waits in ContainerCreating, saying nothing the cluster's status shows). Every missing one is named.
+ */
+export async function requireStaticTls(secrets: NamedSecrets, namespace: string, names: TlsSecretNames): Promise<void> {
+  const roles = { peer: 'the members\' peer certificate', server: 'the members\' server certificate', operator: 'the operator\'s client certificate' } as const;
+  const missing: string[] = [];
+  for (const role of ROLES) {
+    if (!(await secrets.get(namespace, names[role]))) missing.push(`${names[role]} (${roles[role]})`);
+  }
+  if (missing.length > 0) {
+    throw new ConfigurationError('SecretMissing', `spec.TLS.static names Secrets that do not exist in namespace ${namespace}: ${missing.join(', ')}`);
   }
 }
 
 /**
- * The etcd client for each cluster: the plain one, or one presenting the cluster's operator certificate. A
- * user's Secret is read at most once a minute (operator-made ones come from the watch cache); a client is
- * rebuilt only when its Secret changes.
+ * The etcd client for each cluster: the plain one, or one presenting the cluster's operator certificate. A client
+ * is rebuilt only when its Secret changes.
  */
 export class EtcdClients {
-  private readonly cache = new Map<string, { client: EtcdClient; version: string; readAt: number }>();
+  private readonly cache = new Map<string, { client: EtcdClient; version: string }>();
 
   constructor(
     private readonly plain: EtcdClient,
     private readonly withTls: (tls: SecureContextOptions) => EtcdClient,
-    private readonly transport: ApiTransport,
-    private readonly secrets: Store<V1Secret>,
-    private readonly refreshMs = 60_000,
+    private readonly secrets: NamedSecrets,
   ) {}
 
-  async forCluster(namespace: string, names: TlsSecretNames | undefined, now: number): Promise<EtcdClient> {
+  async forCluster(namespace: string, names: TlsSecretNames | undefined): Promise<EtcdClient> {
     if (!names) return this.plain;
     const key = `${namespace}/${names.operator}`;
     const cached = this.cache.get(key);
-    if (!names.auto && cached && now - cached.readAt < this.refreshMs) return cached.client;
-    const secret = names.auto ? this.secrets.get(namespace, names.operator) : await this.read(namespace, names.operator);
+    const secret = await this.secrets.get(namespace, names.operator);
     if (!secret) throw new ConfigurationError('SecretMissing', `Secret ${names.operator} (the operator's client certificate) does not exist`);
     const version = secret.metadata?.resourceVersion ?? '';
-    if (cached?.version === version) {
-      cached.readAt = now;
-      return cached.client;
-    }
+    if (cached?.version === version) return cached.client;
     const k = SECRET_KEYS.operator;
     const [cert, keyPem, ca] = [secretText(secret, k.cert), secretText(secret, k.key), secretText(secret, k.ca)];
     if (!cert || !keyPem || !ca) throw new ConfigurationError('SecretIncomplete', `Secret ${names.operator} needs ${k.cert}, ${k.key} and ${k.ca}`);
     const client = this.withTls({ cert, key: keyPem, ca });
-    this.cache.set(key, { client, version, readAt: now });
+    this.cache.set(key, { client, version });
     return client;
-  }
-
-  private async read(namespace: string, name: string): Promise<V1Secret | undefined> {
-    try {
-      return (await this.transport.call('GET', `/api/v1/namespaces/${namespace}/secrets/${name}`)) as V1Secret;
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return undefined;
-      throw err;
-    }
   }
 }

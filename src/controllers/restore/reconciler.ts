@@ -303,7 +303,7 @@ function snapshotRefused(pods: readonly V1Pod[]): string | undefined {
 /** How the operator reaches the restored cluster: its client (with the cluster's certificate, if TLS) and its address. */
 async function reach(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; address: ClusterAddress }> {
   const { namespace, name } = cluster.metadata;
-  return { etcd: await d.etcdClients.forCluster(namespace, tlsSecretNames(name, cluster.spec), Date.now()), address: clusterAddress(name, namespace, cluster.spec, d.clusterDomain) };
+  return { etcd: await d.etcdClients.forCluster(namespace, tlsSecretNames(name, cluster.spec)), address: clusterAddress(name, namespace, cluster.spec, d.clusterDomain) };
 }
 
 /** The restored cluster's pods that are not being deleted, ready or not. */
