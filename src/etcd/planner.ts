@@ -289,7 +289,7 @@ export type WaitingFor = keyof typeof WAITING_FOR;
  */
 export const BLOCKED_CAUSES = {
   UnrecordedBootstrap: 'pods or claims that may hold data exist, but status records no bootstrap: record them as the members, or delete them to bootstrap anew',
-  NodeLost: 'the members that could answer are on lost nodes, or one answers there and holds every change back: bring the nodes back, or delete (drain) those gone for good',
+  NodeLost: 'the members that could answer are on lost nodes, or one answers there and holds every change back: bring the nodes back, or taint those shut down for good out-of-service (their local volumes then count as lost)',
   TooFewAnswering: 'a repair would leave fewer answering voters than a quorum needs, and the silent ones will not answer by themselves: bring them back, or lower spec.size',
   BootstrapStalled: 'bootstrap members cannot start by themselves: delete the cluster\'s pods and claims to bootstrap anew, or restore from a backup',
   MembershipUnknown: 'no member runs, status records no membership, and the claims (of an earlier version) do not say which held a member: mark those that did',
@@ -580,14 +580,23 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
 /** A pod that may still run etcd by itself: not stopping, not failed for good, its data not lost, its node not lost. */
 const mayRun = (p: PodView): boolean => !p.terminating && p.phase !== 'Failed' && !p.dataLost && !p.nodeLost;
 
-/** No member answers, and the pods that might are on lost nodes: only their nodes' return, or a person, moves on. */
+/**
+ * The members that could make a quorum are on lost nodes: dead, or cut off with etcd perhaps still running
+ * behind the cut, where they may be a majority. Only their nodes' return, or a person's word that a node is
+ * shut down, moves on: a recovery (restorePolicy) forced from the members this side would otherwise be a second
+ * cluster beside one that may still take writes.
+ */
 function nodeLost(s: ClusterState): Action {
   const stranded = s.pods.filter((p) => p.nodeLost);
   const nodes = [...new Set(stranded.map((p) => p.node ?? '?'))].sort();
+  const answering = s.health.map((h) => h.name).sort();
+  const heard = answering.length > 0 ? `only ${answering.join(', ')} answer${answering.length === 1 ? 's' : ''}` : 'no member answers';
+  const then = s.survivorPolicy || s.rebuildFrom ? 'are counted lost with their data, and spec.restorePolicy recovers the cluster' : 'are counted lost with their data';
   return {
     type: 'Blocked', cause: 'NodeLost',
-    reason: `no member answers and pods ${stranded.map((p) => p.name).join(', ')} are on lost nodes ${nodes.join(', ')}: their members resume when the nodes return; `
-      + `if a node is gone for good, delete it (kubectl delete node <node>) and its pods go, their members restarting on their claims where those can be reached`,
+    reason: `${heard}, and pods ${stranded.map((p) => p.name).join(', ')} are on lost nodes ${nodes.join(', ')}: their members resume when the nodes return. `
+      + `If a node is shut down for good, say so (kubectl taint node <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute): its pods go, and members whose volume only that node holds ${then}; `
+      + 'those on volumes other nodes reach restart there. The operator does not decide it: cut off, they may still run as a majority',
   };
 }
 

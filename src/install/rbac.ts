@@ -39,9 +39,11 @@ export const LEASE_RULES: PolicyRule[] = [
 ];
 
 /**
- * Nodes, read-only and cluster-scoped in every install mode: whether a member's node is lost (NotReady) or being
- * drained. `get` is the fresh read that confirms a node's state before a member on it is removed.
+ * Nodes and volumes, read-only and cluster-scoped in every install mode: whether a member's node is lost (NotReady),
+ * being drained, or declared shut down. `get` is the fresh read that confirms a node's state before a member on it is removed.
  */
 export const NODE_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+  // Read by name, and only while a node is declared shut down: whether a member's volume is on that node alone.
+  { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get'] },
 ];

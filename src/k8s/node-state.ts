@@ -6,6 +6,12 @@ import type { V1Node } from '@kubernetes/client-node';
  */
 const REMOVAL_TAINTS = ['ToBeDeletedByClusterAutoscaler', 'karpenter.sh/disrupted'];
 
+/**
+ * Kubernetes' mark that a person confirmed a node is shut down for good or for long (non-graceful node shutdown):
+ * its pods are deleted and its volumes detached without waiting for its kubelet.
+ */
+export const OUT_OF_SERVICE_TAINT = 'node.kubernetes.io/out-of-service';
+
 /** The well-known label of a node's zone. */
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
@@ -15,6 +21,8 @@ export interface NodeState {
   lost: boolean;
   /** The node is cordoned or marked for removal: its members should move elsewhere before it goes. */
   draining: boolean;
+  /** A person declared the node shut down (OUT_OF_SERVICE_TAINT): what only it holds (a local volume) is gone. */
+  shutDown: boolean;
 }
 
 /**
@@ -22,10 +30,14 @@ export interface NodeState {
  * look like every node gone (the pod garbage collector deals with pods of deleted nodes).
  */
 export function nodeState(node: V1Node | undefined): NodeState {
-  if (!node) return { lost: false, draining: false };
+  if (!node) return { lost: false, draining: false, shutDown: false };
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  const lost = ready !== undefined && ready.status !== 'True';
+  const taints = node.spec?.taints ?? [];
   return {
-    lost: ready !== undefined && ready.status !== 'True',
-    draining: node.spec?.unschedulable === true || (node.spec?.taints ?? []).some((t) => REMOVAL_TAINTS.includes(t.key)),
+    lost,
+    draining: node.spec?.unschedulable === true || taints.some((t) => REMOVAL_TAINTS.includes(t.key)),
+    // The taint on a node that answers is a mistake or a leftover: a kubelet that reports still holds its volumes.
+    shutDown: lost && taints.some((t) => t.key === OUT_OF_SERVICE_TAINT),
   };
 }

@@ -588,6 +588,23 @@ test('node loss: a member silent on a lost node past the threshold is removed fi
   assert.deepEqual([answering.type, (answering as { cause?: string }).cause], ['Blocked', 'NodeLost'], 'nothing else moves until its node reports again: a person is told');
 });
 
+test('fromSurvivor on volumes, 2 of 3 nodes lost: a person is told how to say they are gone; said, the survivor recovers the cluster (issue 32, finding 5)', () => {
+  // b and c on lost nodes past the node-loss threshold, their pods and claims still there; a answers alone.
+  const lost = healthy(['a', 'b', 'c'], {
+    pods: [pod('a', { ready: false }), pod('b', { nodeLost: true, node: 'n2' }), pod('c', { nodeLost: true, node: 'n3' })], claims: ['a', 'b', 'c'],
+    health: [health('a', { raftIndex: 70, revision: 33, leaderId: '' })], strandedForMs: { b: 40_000, c: 40_000 }, survivorPolicy: 'auto', targetVersion: '3.5.35',
+  });
+  const told = plan(lost) as { type: string; cause?: string; reason?: string };
+  assert.deepEqual([told.type, told.cause], ['Blocked', 'NodeLost']);
+  assert.match(told.reason ?? '', /^only a answers, and pods b, c are on lost nodes n2, n3/);
+  assert.match(told.reason ?? '', /kubectl taint node <node> node\.kubernetes\.io\/out-of-service=nodeshutdown:NoExecute.*spec\.restorePolicy recovers the cluster/);
+  // The nodes declared shut down: Kubernetes deletes their pods, and their local volumes are stranded (not claims to restart on).
+  assert.deepEqual(plan({ ...lost, pods: [pod('a', { ready: false })], claims: ['a'] }),
+    { type: 'StartSurvivorRecovery', survivor: 'a', revision: 33, reason: '2 of 3 members are gone with their data; a majority is lost' });
+  // Volumes other nodes reach: the members restart on them, nothing is forced.
+  assert.deepEqual(plan({ ...lost, pods: [pod('a', { ready: false })] }), { type: 'CreatePod', member: 'b', version: '3.5.35', reason: 'pod gone; rejoining with its data' });
+});
+
 test('node loss: never below a quorum of the desired size; one at a time', () => {
   const pods = [pod('a'), pod('b', { nodeLost: true }), pod('c', { nodeLost: true })];
   const s = healthy(['a', 'b', 'c'], { pods, health: [health('a', { isLeader: true })], strandedForMs: { b: 40_000, c: 40_000 } });

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
 import { ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime/controller.js';
@@ -22,6 +22,7 @@ import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
+import { strandedClaims } from './stranded-claims.js';
 import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
@@ -127,7 +128,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     const claims = sortClaims(labelled, uid, cluster.status?.bootstrapped ?? false, restore === undefined);
     await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
-    const cached = await observe(pods, nodesOf(pods, (n) => Promise.resolve(d.nodes.get(undefined, n))), claims, etcd, address, false);
+    const cachedNode = (n: string): Promise<V1Node | undefined> => Promise.resolve(d.nodes.get(undefined, n));
+    const cached = await observe(pods, nodesOf(pods, cachedNode), claims, strandedClaims(claims.own, anyShutDown(), cachedNode, readVolume), etcd, address, false);
     // etcd lists a member by its name once it has started, which a pod's cached status may not show yet.
     const startedMembers = (cached.etcdView.members ?? []).filter((m) => m.name !== '').map(memberName);
     await recordStarts(d.transport, address, claims.own, (member) => !markedByPods.includes(member) && startedMembers.includes(member));
@@ -198,6 +200,18 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
   };
 
+  /** Whether the node cache shows a node declared shut down: only then are claims' volumes read (strandedClaims). */
+  function anyShutDown(): boolean {
+    return d.nodes.list().some((n) => nodeState(n).shutDown);
+  }
+
+  async function readVolume(name: string): Promise<V1PersistentVolume | undefined> {
+    return d.transport.call('GET', `/api/v1/persistentvolumes/${name}`).then((o) => o as V1PersistentVolume, (err: unknown) => {
+      ignoreStatus(404)(err);
+      return undefined;
+    });
+  }
+
   /** The plan made anew from the cluster, its pods and claims read from the API server, and etcd's member list (linearizable if asked). */
   async function confirm(cluster: EtcdCluster, etcd: EtcdClient, address: ClusterAddress, timings: Timings, tls: MemberTls | undefined, linearizable: boolean): Promise<Action> {
     const { namespace, name, uid = '' } = cluster.metadata;
@@ -213,7 +227,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       ignoreStatus(404)(err);
       return undefined;
     });
-    const { observed } = await observe(pods, nodesOf(pods, node), claims, etcd, address, linearizable);
+    const { observed } = await observe(pods, nodesOf(pods, node), claims, strandedClaims(claims.own, anyShutDown(), node, readVolume), etcd, address, linearizable);
     // The nodes as the cache has them: an action is confirmed against fresh objects of the cluster, not of its nodes.
     const placeableNodes = hardPlacement(fresh.spec, d.nodes.list());
     return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore, placeableNodes }));
@@ -253,9 +267,11 @@ async function nodesOf(pods: V1Pod[], read: (name: string) => Promise<V1Node | u
 }
 
 /** What the planner is given: the cluster's pods, their nodes and claims, and etcd's view through them. */
-async function observe(pods: V1Pod[], nodes: Promise<Map<string, V1Node>>, claims: SortedClaims, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
+async function observe(pods: V1Pod[], nodes: Promise<Map<string, V1Node>>, claims: SortedClaims, stranded: Promise<string[]>, etcd: EtcdClient, address: ClusterAddress, linearizable: boolean) {
   const etcdView = await observeEtcd(etcd, address, pods, linearizable);
-  const observed: Observed = { pods, nodes: await nodes, claims: claims.own.map((c) => c.metadata?.name ?? ''), claimMarks: claimMarks(claims.own), retained: claims.retained, ...etcdView };
+  const observed: Observed = {
+    pods, nodes: await nodes, claims: claims.own.map((c) => c.metadata?.name ?? ''), strandedClaims: await stranded, claimMarks: claimMarks(claims.own), retained: claims.retained, ...etcdView,
+  };
   return { observed, etcdView };
 }
 

@@ -77,6 +77,8 @@ export interface Observed extends EtcdView {
   /** The nodes the pods are on, by name (a node missing here is judged neither lost nor drained). */
   nodes: Map<string, V1Node>;
   claims: string[];
+  /** Claims whose volume is on a node declared shut down (see strandedClaims): no member runs on them meanwhile. */
+  strandedClaims: string[];
   claimMarks: ClaimMarks;
   retained: RetainedClaim[];
 }
@@ -125,7 +127,10 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     paused: cluster.spec.paused ?? false,
     bootstrapped: cluster.status?.bootstrapped ?? false,
     pods: o.pods.map((p) => podView(p, o.nodes.get(p.spec?.nodeName ?? ''))),
-    claims: o.claims,
+    // A member whose only volume is on a node declared shut down has no claim to restart on: it is gone with its
+    // data, as a wiped one is. The claim itself is left alone until the node is back (then set aside like any
+    // removed member's): deleting it would wait on that node too.
+    claims: o.claims.filter((c) => !o.strandedClaims.includes(c)),
     claimMarks: o.claimMarks,
     // The backup's claim may attach to one node only (ReadWriteOnce): one founder restores from it.
     ...(restore?.volume ? { singleFounder: true } : {}),
