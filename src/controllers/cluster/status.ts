@@ -5,6 +5,7 @@ import { lowestVersion } from '../../etcd/versions.js';
 import type { EtcdStatus } from '../../etcd/client.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
 import { clusterLabels, labelSelector } from '../../k8s/labels.js';
+import { unusedFieldsCondition } from './unused-fields.js';
 
 /** Sets a condition, keeping its lastTransitionTime unless its status changes. */
 function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: string): Condition {
@@ -177,6 +178,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     : 'Running';
   const generation = cluster.metadata.generation;
   const recovery = noSpaceRecovery(prev, s, action);
+  const unused = unusedFieldsCondition(cluster.spec);
   return {
     phase,
     ...(action.type === 'QuorumLost' ? { reason: action.reason } : {}),
@@ -204,6 +206,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, degraded(s, action, memberNames.size, unready, rebuild, refusal), now),
       condition(prev?.conditions, upgradeCondition(s), now),
       condition(prev?.conditions, spreadCondition(memberPods), now),
+      ...(unused ? [condition(prev?.conditions, unused, now)] : []),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({
       name, id: x.memberId, version: x.version, isLeader: x.leaderId !== '' && x.leaderId === x.memberId, isLearner: x.isLearner,
