@@ -138,8 +138,8 @@ export const podPolicy = object({
   persistentVolumeClaimSpec: embedded<V1PersistentVolumeClaimSpec>('With it, each member keeps its data on its own PVC; without, on an emptyDir.'),
   securityContext: embedded<V1PodSecurityContext>('Security context of the member pods (core/v1 PodSecurityContext).'),
   priorityClassName: string({ maxLength: 253 }),
-  busyboxImage: string({ description: 'Accepted for CoreOS compatibility; unused (no init container needs a shell).', maxLength: 512 }),
-  DNSTimeoutInSecond: integer({ description: 'Accepted for CoreOS compatibility; unused (no init container waits for DNS).', minimum: 0, maximum: 3600 }),
+  busyboxImage: string({ description: 'Accepted for CoreOS compatibility, not used: no init container waits for DNS here, so no busybox image is pulled. Set, it is named in the UnusedFields condition.', maxLength: 512 }),
+  DNSTimeoutInSecond: integer({ description: 'Accepted for CoreOS compatibility, not used: no init container waits for DNS here. Set, it is named in the UnusedFields condition.', minimum: 0, maximum: 3600 }),
   ClusterDomain: string({ description: 'The cluster DNS domain, when it is not cluster.local.', maxLength: 253 }),
 }, { description: 'How member pods are made. Changes apply to members created afterwards.' });
 

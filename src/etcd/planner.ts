@@ -40,8 +40,8 @@
  *    an upgraded member. A version etcd cannot move to is refused, and never started: new members keep
  *    the version that runs. Members whose settings (quota, compaction, TLS) changed roll the same way.
  * 8. Spread again members that share a node when a node with none is free: add one first, then the scale-down
- *    removes one of those sharing. Then defragment, when configured, a member whose database is mostly
- *    unused; followers before the leader.
+ *    removes one from the most crowded node (then zone, as any scale-down does among equals). Then
+ *    defragment, when configured, a member whose database is mostly unused; followers before the leader.
  * Liveness: a Wait is only for what comes by itself within a bound (WAITING_FOR); where no rule can act and
  * nothing will come, the plan is Blocked with a cause from BLOCKED_CAUSES saying what a person must do.
  */
@@ -771,10 +771,12 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     // the time, and the roll would add and remove successors forever). The leader goes last.
     const age = (m: MemberView): number => (draining(m) ? -2 : stale.includes(m) ? 0 : r.reconfigure.includes(m.name) ? 2 : 4);
     const rank = (m: MemberView): number => age(m) + (m.name === leader?.name ? 1 : 0);
-    // Among equals, one sharing its node goes: the end of a move that spread the members.
-    const crowded = crowdedMembers(voters, pods);
-    const alone = (m: MemberView): number => (crowded.includes(m.name) ? 0 : 1);
-    const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || alone(a) - alone(b) || a.name.localeCompare(b.name))[0];
+    // Among equals, one from the most crowded node, then zone, goes: the end of a move that spread the members
+    // takes one off a node holding a quorum of them, not off a node of two, and no scale-down leaves a quorum in
+    // one place where it need not.
+    const [onNode, inZone] = [sharing(voters, pods, 'node'), sharing(voters, pods, 'zone')];
+    const crowding = (a: MemberView, b: MemberView): number => onNode(b) - onNode(a) || inZone(b) - inZone(a);
+    const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || crowding(a, b) || a.name.localeCompare(b.name))[0];
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
   }
 
@@ -906,10 +908,19 @@ function clearForRebuild(s: ClusterState, pods: PodView[]): Action {
   return { type: 'ClearedForRebuild' };
 }
 
+/** How many voters run where a member runs (its node or its zone), itself included; 0 where that is not known. */
+function sharing(voters: MemberView[], pods: PodView[], place: 'node' | 'zone'): (m: MemberView) => number {
+  const placeOf = (name: string): string | undefined => pods.find((p) => p.name === name)?.[place] || undefined;
+  return (m) => {
+    const at = placeOf(m.name);
+    return at === undefined ? 0 : voters.filter((v) => placeOf(v.name) === at).length;
+  };
+}
+
 /** Voters whose pod shares its node with another voter's. */
 function crowdedMembers(voters: MemberView[], pods: PodView[]): string[] {
-  const nodeOf = (name: string): string | undefined => pods.find((p) => p.name === name)?.node;
-  return voters.filter((v) => nodeOf(v.name) !== undefined && voters.some((w) => w !== v && nodeOf(w.name) === nodeOf(v.name))).map((v) => v.name);
+  const onNode = sharing(voters, pods, 'node');
+  return voters.filter((v) => onNode(v) > 1).map((v) => v.name);
 }
 
 /**

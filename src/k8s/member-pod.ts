@@ -14,6 +14,8 @@ import { KEY_DIR } from './snapshot-pod.js';
 
 export const METRICS_PORT = 8080;
 export const DATA_DIR = '/var/etcd/data';
+/** The pod volume holding the member's data: its claim, or an emptyDir. */
+export const DATA_VOLUME = 'data';
 
 /** A restore: where the snapshot is (the operator's own image fetches it). */
 export interface RestoreSource {
@@ -64,7 +66,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from, ...(r.keySecret ? ['--key-dir', KEY_DIR] : [])],
         volumeMounts: [
-          { name: 'data', mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true },
+          { name: DATA_VOLUME, mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true },
           ...(r.keySecret ? [{ name: 'backup-keys', mountPath: KEY_DIR, readOnly: true }] : []),
         ],
       },
@@ -76,7 +78,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
           ...(r.revisionBump ? [`--bump-revision=${r.revisionBump}`, '--mark-compacted'] : [])],
         // etcdutl's own words on why it refused, for the EtcdRestore's condition.
         terminationMessagePolicy: 'FallbackToLogsOnError',
-        volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
+        volumeMounts: [{ name: DATA_VOLUME, mountPath: '/var/etcd' }],
       },
     ],
     volumes: [source, ...(r.keySecret ? [{ name: 'backup-keys', secret: { secretName: r.keySecret } }] : [])],
@@ -135,7 +137,7 @@ function dataGuard(i: MemberPodInput): V1Container {
     name: DATA_GUARD, image: i.operator.image,
     args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_DIR}/started`, `--leftover=${SNAPSHOT_FILE}`, ...(i.expectData ? ['--expect-data'] : [])],
     terminationMessagePolicy: 'FallbackToLogsOnError',
-    volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }, { name: 'guard', mountPath: GUARD_DIR }],
+    volumeMounts: [{ name: DATA_VOLUME, mountPath: '/var/etcd' }, { name: 'guard', mountPath: GUARD_DIR }],
   };
 }
 
@@ -259,6 +261,10 @@ export function memberPod(i: MemberPodInput): V1Pod {
           ...(i.forceNewCluster ? ['--force-new-cluster'] : []),
         ],
         env: policy.etcdEnv,
+        // etcd logs why it exits (a full disk, a bad flag) and writes no termination message: the log's tail
+        // becomes the message the operator reads (DiskFull). Outside the settings digest, as every field but
+        // the settings flags: running members keep their pods, and get this as they are next made.
+        terminationMessagePolicy: 'FallbackToLogsOnError',
         ports: [
           { name: 'client', containerPort: CLIENT_PORT },
           { name: 'peer', containerPort: PEER_PORT },
@@ -271,12 +277,12 @@ export function memberPod(i: MemberPodInput): V1Pod {
         livenessProbe: { tcpSocket: { port: PEER_PORT }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
         ...(policy.resources ? { resources: { limits: asStrings(policy.resources.limits), requests: asStrings(policy.resources.requests) } } : {}),
         volumeMounts: [
-          { name: 'data', mountPath: '/var/etcd' },
+          { name: DATA_VOLUME, mountPath: '/var/etcd' },
           ...(i.tls ? [{ name: 'peer-tls', mountPath: MEMBER_TLS_DIR.peer, readOnly: true }, { name: 'server-tls', mountPath: MEMBER_TLS_DIR.server, readOnly: true }] : []),
         ],
       }],
       volumes: [
-        ...(i.withClaim ? [{ name: 'data', persistentVolumeClaim: { claimName: member } }, { name: 'guard', emptyDir: {} }] : [{ name: 'data', emptyDir: {} }]),
+        ...(i.withClaim ? [{ name: DATA_VOLUME, persistentVolumeClaim: { claimName: member } }, { name: 'guard', emptyDir: {} }] : [{ name: DATA_VOLUME, emptyDir: {} }]),
         ...(i.tls ? [{ name: 'peer-tls', secret: { secretName: i.tls.secrets.peer } }, { name: 'server-tls', secret: { secretName: i.tls.secrets.server } }] : []),
         ...(restore?.volumes ?? []),
       ],

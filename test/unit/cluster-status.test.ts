@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clusterStatus } from '../../src/controllers/cluster/status.js';
 import { podView } from '../../src/controllers/cluster/views.js';
+import { conditionEvents } from '../../src/controllers/cluster/condition-events.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import type { ClusterState, MemberHealth } from '../../src/etcd/planner.js';
 import type { EtcdStatus } from '../../src/etcd/client.js';
@@ -139,11 +140,45 @@ test('members sharing a node are said to, naming them and the node', () => {
   assert.deepEqual(pick(spread.conditions?.find((c) => c.type === 'MembersSpread')), { status: 'True', reason: 'OnePerNode', message: 'no two members share a node, and no zone holds a quorum of them' });
   const zoned = (zones: string[]): ClusterState => state({ pods: state().pods.map((p, i) => ({ ...p, node: `n${i}`, zone: zones[i] ?? '' })) });
   assert.deepEqual(pick(clusterStatus(cluster(), zoned(['z1', 'z2', 'z1']), { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread')),
-    { status: 'False', reason: 'QuorumInOneZone', message: 'a quorum of the members shares a zone: a, c in z1; losing that zone stops the cluster' });
+    { status: 'False', reason: 'QuorumInOneZone', message: '2 of the 3 voters run in zone z1 (a, c), a quorum: losing that zone stops the cluster' });
   assert.equal(clusterStatus(cluster(), zoned(['z1', 'z2', 'z3']), { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread')?.status, 'True');
+  // Two of three on one node are a quorum there; a learner beside a voter only shares the node.
   const shared = clusterStatus(cluster(), on(['n2', 'n1', 'n2']), { type: 'Steady' }, new Map(), NOW);
   assert.deepEqual(pick(shared.conditions?.find((c) => c.type === 'MembersSpread')),
-    { status: 'False', reason: 'SharedNode', message: 'members share a node: a, c on n2; losing that node loses them together' });
+    { status: 'False', reason: 'QuorumOnOneNode', message: '2 of the 3 voters run on node n2 (a, c), a quorum: losing that node stops the cluster' });
+  const learner = state({ pods: [...on(['n2', 'n1', 'n3']).pods, ...on(['n2']).pods.slice(0, 1).map((p) => ({ ...p, name: 'd' }))],
+    members: [...state().members ?? [], { id: 'd', name: 'd', isLearner: true, started: true }] });
+  assert.deepEqual(pick(clusterStatus(cluster(), learner, { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread')),
+    { status: 'False', reason: 'SharedNode', message: 'members share a node: a, d on n2; losing that node loses them together' });
+});
+
+test('a quorum of the voters on one node or in one zone is told apart from the best spread there is (issue 32, finding 14)', () => {
+  /** Five voters a…e (and any learners), each placed as [node, zone]. */
+  const placed = (where: [string, string][], learners: string[] = []): ClusterState => {
+    const names = where.map((_, i) => String.fromCharCode(97 + i));
+    return state({
+      desiredSize: 5,
+      pods: names.map((name, i) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false, node: where[i]?.[0] ?? '', zone: where[i]?.[1] ?? '' })),
+      members: names.map((name) => ({ id: name, name, isLearner: learners.includes(name), started: true })),
+      recordedMembers: names,
+    });
+  };
+  const spread = (s: ClusterState): ReturnType<typeof pick> => pick(clusterStatus(cluster(), s, { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread'));
+  // Five on three zones, three of them in z1 (a and b sharing n1): it used to say only SharedNode, as for 2, 2, 1.
+  assert.deepEqual(spread(placed([['n1', 'z1'], ['n1', 'z1'], ['n2', 'z1'], ['n3', 'z2'], ['n4', 'z3']])),
+    { status: 'False', reason: 'QuorumInOneZone', message: '3 of the 5 voters run in zone z1 (a, b, c), a quorum: losing that zone stops the cluster' });
+  assert.deepEqual(spread(placed([['n1', 'z1'], ['n1', 'z1'], ['n1', 'z1'], ['n2', 'z2'], ['n3', 'z3']])),
+    { status: 'False', reason: 'QuorumOnOneNode', message: '3 of the 5 voters run on node n1 (a, b, c), a quorum: losing that node stops the cluster' });
+  // The best five on three nodes and zones can do keeps the milder reason.
+  assert.deepEqual(spread(placed([['n1', 'z1'], ['n1', 'z1'], ['n2', 'z2'], ['n2', 'z2'], ['n3', 'z3']])),
+    { status: 'False', reason: 'SharedNode', message: 'members share a node: a, b on n1; c, d on n2; losing that node loses them together' });
+  // A learner casts no vote: three pods in z1, one of them a learner, are two of four voters, no quorum.
+  assert.equal(spread(placed([['n1', 'z1'], ['n2', 'z1'], ['n3', 'z1'], ['n4', 'z2'], ['n5', 'z3']], ['c'])).reason, 'OnePerNode');
+  assert.equal(spread(placed([['n1', 'z1']])).reason, 'OnePerNode', 'one member is a quorum wherever it runs');
+  // Told as a Warning Event when it appears, and when the riskier reason replaces the milder one.
+  const best = clusterStatus(cluster(), placed([['n1', 'z1'], ['n1', 'z1'], ['n2', 'z2'], ['n2', 'z2'], ['n3', 'z3']]), { type: 'Steady' }, new Map(), NOW);
+  const worse = clusterStatus(cluster({ status: best }), placed([['n1', 'z1'], ['n1', 'z1'], ['n1', 'z1'], ['n2', 'z2'], ['n3', 'z3']]), { type: 'Steady' }, new Map(), NOW);
+  assert.deepEqual(conditionEvents(best, worse).map((e) => [e.type, e.reason]), [['Warning', 'QuorumOnOneNode']]);
 });
 
 const pick = (c: { status: string; reason?: string; message?: string } | undefined): { status?: string; reason?: string; message?: string } =>

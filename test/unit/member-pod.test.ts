@@ -49,6 +49,15 @@ test('the member pod runs etcd with its identity and the cluster token, owned by
   assert.equal(memberPod(input({ withClaim: true })).spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, 'example-0a1b2c3d');
 });
 
+test('etcd\'s last words are its termination message, and pods made before it are not rolled for it (issue 32, finding 14)', () => {
+  const made = memberPod(input({ spec: { size: 3, quotaBackendBytes: 2 ** 30 } }));
+  assert.equal(made.spec?.containers[0]?.terminationMessagePolicy, 'FallbackToLogsOnError');
+  // A pod an earlier version made, without the field, is on the same settings: nothing rolls on upgrade.
+  const earlier = structuredClone(made);
+  delete earlier.spec?.containers[0]?.terminationMessagePolicy;
+  assert.equal(podView(earlier).config, configDigest({ size: 3, quotaBackendBytes: 2 ** 30 }));
+});
+
 test('the image is the spec repository tagged with the v-prefixed version the member runs', () => {
   assert.equal(imageOf({ size: 1, repository: 'r.example/etcd' }, '3.6.5'), 'r.example/etcd:v3.6.5');
   assert.equal(imageOf({ size: 1 }, '3.5.17'), 'quay.io/coreos/etcd:v3.5.17', 'the default repository, as the API server would apply it');

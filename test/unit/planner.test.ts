@@ -653,6 +653,18 @@ test('spreading: members sharing a node while a node is free get one more member
   assert.deepEqual(plan(moved), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' }, 'one of those sharing n2 goes, not a (alone, leading) nor d');
 });
 
+test('the scale-down after a spreading move takes a member off the most crowded node, then zone, not the first sharing one by name (issue 32, finding 14)', () => {
+  // Three of five on n1 (a quorum), two on n2; the move added f on the free n3. Removing a (first by name,
+  // and sharing n2) would leave the quorum on n1, with no free node left to move it by.
+  const on = (node: string, zone: string) => ({ node, zone });
+  const where: Record<string, { node: string; zone: string }> = { a: on('n2', 'z2'), b: on('n2', 'z2'), c: on('n1', 'z1'), d: on('n1', 'z1'), e: on('n1', 'z1'), f: on('n3', 'z3') };
+  const moved = healthy(['a', 'b', 'c', 'd', 'e', 'f'], { desiredSize: 5, pods: Object.entries(where).map(([name, at]) => pod(name, at)) });
+  assert.deepEqual(plan(moved), { type: 'RemoveMember', memberId: 'id-c', member: 'c', reason: 'scaling down to 5' });
+  // One member a node, three of four in z1 (a leading): the scale-down takes one from z1, not b, alone in z2.
+  const zoned = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, pods: [pod('a', on('n1', 'z1')), pod('b', on('n2', 'z2')), pod('c', on('n3', 'z1')), pod('d', on('n4', 'z1'))] });
+  assert.equal((plan(zoned) as { member?: string }).member, 'c');
+});
+
 test('found by the liveness property: what used to wait for ever now acts or says what a person must do (issue 32)', () => {
   // Quorum lost, a member on a volume silent past the threshold: restarted on its data, no quorum needed.
   const lost = healthy(['a', 'b', 'c'], { claims: ['b'], pods: [pod('a'), pod('b', { ready: false }), pod('c', { ready: false })], health: [health('a', { isLeader: true })], silentForMs: { b: 90_000, c: 90_000 } });

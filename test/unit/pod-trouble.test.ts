@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { etcdNeverRan, etcdStarted, podTrouble } from '../../src/controllers/cluster/pod-trouble.js';
 import { podView } from '../../src/controllers/cluster/views.js';
 
@@ -40,6 +40,25 @@ test('a crash loop names the container, its last exit, and the command that show
   assert.equal(t?.reason, 'CrashLooping');
   assert.match(t.message, /container restore-snapshot of member pod ex-1 keeps failing \(restarted 4 times; last exit code 1 \(Error\)\): see kubectl logs -n ns ex-1 -c restore-snapshot --previous/);
   assert.equal(podTrouble(crashing('data-guard', 3)), undefined);
+});
+
+test('a member that crash-loops on a full disk is DiskFull, saying where its data is and what to do (issue 32, finding 14)', () => {
+  // etcd 3.5's last line, as the kubelet keeps the log's tail (FallbackToLogsOnError).
+  const lastWords = '{"level":"fatal","ts":"2026-11-22T10:00:00.000Z","caller":"etcdserver/raft.go:265","msg":"failed to save Raft hard state and entries",'
+    + '"error":"write /var/etcd/data/member/wal/0000000000000002-0000000000004e21.wal: no space left on device"}\n';
+  const crashing = (volume: V1Volume, message: string): V1Pod => ({
+    metadata: { name: 'ex-1', namespace: 'ns' }, spec: { nodeName: 'node-2', containers: [], volumes: [volume] },
+    status: { phase: 'Running', containerStatuses: [container('etcd', {
+      restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1, reason: 'Error', message } },
+    })] },
+  });
+  const onClaim = podTrouble(crashing({ name: 'data', persistentVolumeClaim: { claimName: 'ex-1' } }, lastWords));
+  assert.equal(onClaim?.reason, 'DiskFull');
+  assert.match(onClaim.message, /^container etcd of member pod ex-1 keeps failing with "no space left on device" \(restarted 5 times\): its volume \(claim ex-1\) is full: grow it/);
+  assert.match(onClaim.message, /kubectl patch pvc -n ns ex-1 .*spec\.quotaBackendBytes well below the volume's size/);
+  const onNode = podTrouble(crashing({ name: 'data', emptyDir: {} }, lastWords));
+  assert.match(onNode?.message ?? '', /its data is on an emptyDir, on node node-2's disk, which is full/);
+  assert.equal(podTrouble(crashing({ name: 'data', emptyDir: {} }, 'panic: bad flag\n'))?.reason, 'CrashLooping', 'any other crash is as before');
 });
 
 test('a running pod has no trouble; its etcd has run', () => {

@@ -1,8 +1,8 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, DATA_VOLUME, ETCD_CONTAINER } from '../../k8s/member-pod.js';
 
 /** Why a member pod does not run etcd, as the scheduler or its kubelet says. */
-export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'PodFailed'] as const;
+export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'DiskFull', 'PodFailed'] as const;
 
 export type TroubleReason = typeof TROUBLE_REASONS[number];
 
@@ -13,6 +13,12 @@ export interface PodTrouble {
 }
 
 const IMAGE_PULL = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull'];
+/**
+ * The operating system's words for ENOSPC, as etcd logs them when its WAL or database cannot grow (for example
+ * "failed to save Raft hard state and entries", error "write …/member/wal/….wal: no space left on device") and
+ * exits; the kubelet puts the log's tail in the termination message (FallbackToLogsOnError).
+ */
+const DISK_FULL = /no space left on device/i;
 const CANNOT_START = ['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'PreCreateHookError', 'PreStartHookError'];
 
 /** What keeps a member pod from running etcd, or undefined while it runs or starts as it should. */
@@ -33,7 +39,7 @@ export function podTrouble(pod: V1Pod): PodTrouble | undefined {
   }
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   for (const c of statuses) {
-    const trouble = containerTrouble(name, pod.metadata?.namespace ?? '', c);
+    const trouble = containerTrouble(pod, c);
     if (trouble) return trouble;
   }
   return undefined;
@@ -45,7 +51,8 @@ export function unschedulable(pod: V1Pod): boolean {
   return scheduled?.status === 'False' && scheduled.reason === 'Unschedulable';
 }
 
-function containerTrouble(pod: string, namespace: string, c: V1ContainerStatus): PodTrouble | undefined {
+function containerTrouble(p: V1Pod, c: V1ContainerStatus): PodTrouble | undefined {
+  const [pod, namespace] = [p.metadata?.name ?? '', p.metadata?.namespace ?? ''];
   const waiting = c.state?.waiting;
   const why = waiting?.message ? `: ${waiting.message}` : '';
   if (waiting?.reason && IMAGE_PULL.includes(waiting.reason)) {
@@ -61,6 +68,7 @@ function containerTrouble(pod: string, namespace: string, c: V1ContainerStatus):
   const last = c.lastState?.terminated;
   // The data guard's refusal is a lost volume, which the planner acts on; not a fault to report as a crash.
   const guardRefused = c.name === DATA_GUARD && last?.exitCode === DATA_LOST_EXIT;
+  if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused && DISK_FULL.test(last?.message ?? '')) return diskFull(p, c);
   if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused) {
     const exit = last ? `; last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : '';
     return {
@@ -70,6 +78,28 @@ function containerTrouble(pod: string, namespace: string, c: V1ContainerStatus):
     };
   }
   return undefined;
+}
+
+/**
+ * A container that exits for want of space on the member's data volume: restarting it cannot help, and what
+ * helps depends on where the data lives. A claim can grow where its StorageClass allows expansion; an emptyDir
+ * takes the node's disk. A quota below the volume's size makes etcd refuse writes (its NOSPACE alarm, which
+ * the operator recovers from) before the disk fills; etcd's default quota (2 GiB) fills a smaller claim first.
+ */
+function diskFull(p: V1Pod, c: V1ContainerStatus): PodTrouble {
+  const [pod, namespace] = [p.metadata?.name ?? '', p.metadata?.namespace ?? ''];
+  const claim = p.spec?.volumes?.find((v) => v.name === DATA_VOLUME)?.persistentVolumeClaim?.claimName;
+  const where = claim
+    ? `its volume (claim ${claim}) is full: grow it, where its StorageClass allows expansion `
+      + `(kubectl patch pvc -n ${namespace} ${claim} --type merge -p '{"spec":{"resources":{"requests":{"storage":"<larger>"}}}}'), `
+      + 'and spec.pod.persistentVolumeClaimSpec for the members made later'
+    : `its data is on an emptyDir, on node ${p.spec?.nodeName ?? '(none)'}'s disk, which is full: free space there, or give the members volumes (spec.pod.persistentVolumeClaimSpec)`;
+  return {
+    reason: 'DiskFull',
+    message: `container ${c.name} of member pod ${pod} keeps failing with "no space left on device" (restarted ${c.restartCount} times): ${where}. `
+      + 'Set spec.quotaBackendBytes well below the volume\'s size (etcd needs room beside its database for its log and snapshots), '
+      + 'so that etcd refuses writes before the disk fills',
+  };
 }
 
 /**

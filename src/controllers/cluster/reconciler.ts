@@ -8,7 +8,7 @@ import type { EventRecorder } from '../../runtime/events.js';
 import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
-import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
+import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
@@ -29,7 +29,8 @@ import { execute } from './execute.js';
 import { irreversible } from './irreversible.js';
 import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
-import { TROUBLE_REASONS, etcdStarted } from './pod-trouble.js';
+import { etcdStarted } from './pod-trouble.js';
+import { conditionEvents } from './condition-events.js';
 import { clusterState } from './views.js';
 import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
@@ -70,11 +71,6 @@ export interface ClusterReconcilerDeps {
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
-/** Conditions that, in these states, are also a Warning Event: a fault of the spec or of the nodes, a shared failure domain. */
-const WARNED_CONDITIONS: [string, (c: Condition) => boolean][] = [
-  ['Degraded', (c) => c.status === 'True' && [...TROUBLE_REASONS, 'Refused'].some((r) => r === c.reason)],
-  ['MembersSpread', (c) => c.status === 'False'],
-];
 
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
@@ -180,14 +176,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), refusal));
-    // A member pod that cannot run, a refused create, members sharing a node: each told once as it appears or
-    // changes, not every pass.
-    for (const [type, warned] of WARNED_CONDITIONS) {
-      const [before, after] = [cluster.status, written?.status].map((x) => x?.conditions?.find((c) => c.type === type));
-      if (after && warned(after) && (after.reason !== before?.reason || after.message !== before?.message)) {
-        await d.events.record(involved, 'Warning', after.reason ?? '', after.message ?? '');
-      }
-    }
+    // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.
+    for (const event of conditionEvents(cluster.status, written?.status)) await d.events.record(involved, event.type, event.reason, event.message);
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
     if (rebuilt && !rebuilt.completedAt) {
       await d.events.record(involved, 'Warning', 'RestoredFromBackup',

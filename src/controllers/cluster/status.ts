@@ -5,6 +5,7 @@ import { lowestVersion } from '../../etcd/versions.js';
 import type { EtcdStatus } from '../../etcd/client.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
 import { clusterLabels, labelSelector } from '../../k8s/labels.js';
+import { unusedFieldsCondition } from './unused-fields.js';
 
 /** Sets a condition, keeping its lastTransitionTime unless its status changes. */
 function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: string): Condition {
@@ -34,18 +35,33 @@ function gathered(memberPods: PodView[], placeOf: (p: PodView) => string | undef
   return [...by].filter(([, members]) => members.length >= least).sort(([a], [b]) => a.localeCompare(b));
 }
 
+/** The node, or the zone, holding a quorum of the voters (a strict majority: one at most), whose loss alone stops the cluster. */
+function quorumInOnePlace(voting: PodView[], kind: 'node' | 'zone'): Omit<Condition, 'lastTransitionTime'> | undefined {
+  const [held] = gathered(voting, (p) => p[kind], quorum(voting.length));
+  if (!held) return undefined;
+  const [place, members] = held;
+  return {
+    type: 'MembersSpread', status: 'False', reason: kind === 'node' ? 'QuorumOnOneNode' : 'QuorumInOneZone',
+    message: `${members.length} of the ${voting.length} voters run ${kind === 'node' ? 'on' : 'in'} ${kind} ${place} (${members.sort().join(', ')}), a quorum: losing that ${kind} stops the cluster`,
+  };
+}
+
 /**
- * Whether members share a node, which one node's loss would take together, or a zone holds a quorum of them,
- * so that one zone's loss would stop the cluster (the scheduler spreads them as it can; with more members
- * than zones, some share a zone, and that alone is no warning).
+ * Where the members run, the riskiest first: a quorum of the voters on one node or in one zone, whose loss
+ * alone stops the cluster; then members sharing a node, which that node's loss takes together while the
+ * others keep a quorum. More members than nodes must share: 5 on 3 nodes spread 2, 2, 1 (the best there is)
+ * is only SharedNode, but 3, 1, 1 is QuorumOnOneNode. Sharing a zone without a quorum is no warning.
  */
-function spreadCondition(memberPods: PodView[]): Omit<Condition, 'lastTransitionTime'> {
-  const listed = (places: [string, string[]][], where: string): string => places.map(([place, members]) => `${members.sort().join(', ')} ${where} ${place}`).join('; ');
+function spreadCondition(memberPods: PodView[], voters: readonly string[] | undefined): Omit<Condition, 'lastTransitionTime'> {
+  // Learners cast no vote; without a member list, every member pod is taken as one that does.
+  const voting = voters ? memberPods.filter((p) => voters.includes(p.name)) : memberPods;
+  // A single voter is a quorum wherever it runs: no spread to speak of.
+  const risky = voting.length > 1 ? quorumInOnePlace(voting, 'node') ?? quorumInOnePlace(voting, 'zone') : undefined;
+  if (risky) return risky;
   const nodes = gathered(memberPods, (p) => p.node, 2);
-  if (nodes.length > 0) return { type: 'MembersSpread', status: 'False', reason: 'SharedNode', message: `members share a node: ${listed(nodes, 'on')}; losing that node loses them together` };
-  const zones = memberPods.length > 1 ? gathered(memberPods, (p) => p.zone, quorum(memberPods.length)) : [];
-  if (zones.length > 0) {
-    return { type: 'MembersSpread', status: 'False', reason: 'QuorumInOneZone', message: `a quorum of the members shares a zone: ${listed(zones, 'in')}; losing that zone stops the cluster` };
+  if (nodes.length > 0) {
+    const listed = nodes.map(([node, members]) => `${members.sort().join(', ')} on ${node}`).join('; ');
+    return { type: 'MembersSpread', status: 'False', reason: 'SharedNode', message: `members share a node: ${listed}; losing that node loses them together` };
   }
   return { type: 'MembersSpread', status: 'True', reason: 'OnePerNode', message: 'no two members share a node, and no zone holds a quorum of them' };
 }
@@ -177,6 +193,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     : 'Running';
   const generation = cluster.metadata.generation;
   const recovery = noSpaceRecovery(prev, s, action);
+  const unused = unusedFieldsCondition(cluster.spec);
   return {
     phase,
     ...(action.type === 'QuorumLost' ? { reason: action.reason } : {}),
@@ -203,7 +220,8 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),
       condition(prev?.conditions, degraded(s, action, memberNames.size, unready, rebuild, refusal), now),
       condition(prev?.conditions, upgradeCondition(s), now),
-      condition(prev?.conditions, spreadCondition(memberPods), now),
+      condition(prev?.conditions, spreadCondition(memberPods, s.members && voters.map((v) => v.name)), now),
+      ...(unused ? [condition(prev?.conditions, unused, now)] : []),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({
       name, id: x.memberId, version: x.version, isLeader: x.leaderId !== '' && x.leaderId === x.memberId, isLearner: x.isLearner,
