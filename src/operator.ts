@@ -71,6 +71,13 @@ const STALE_CACHE_BOUND_MS = 180_000;
  */
 const STUCK_STOPPING_AFTER_MS = 300_000;
 
+/**
+ * A member behind its leader that has come no closer to its log for this long is stalled: a learner is removed if a
+ * repair waits on it, else a person is told. Long enough for a snapshot of the largest database (8 GiB) to be sent
+ * and applied at some 15 MB/s, during which its raft index does not move.
+ */
+const STALLED_AFTER_MS = 600_000;
+
 /** The key of the EtcdCluster a member pod belongs to, if it is one's. */
 const clusterKeyOf = (p: V1Pod): string[] => {
   const owner = p.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'EtcdCluster');
@@ -168,7 +175,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets, nodes: nodes.store,
     restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain,
-    settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000, stuckStoppingAfterMs: STUCK_STOPPING_AFTER_MS },
+    settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000, stuckStoppingAfterMs: STUCK_STOPPING_AFTER_MS, stalledAfterMs: STALLED_AFTER_MS },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster')
     // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.
     .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL])

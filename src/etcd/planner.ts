@@ -17,16 +17,18 @@
  * 3. A member whose volume came back empty (its pod's data guard says so) is removed, never restarted under
  *    its ID. Then a change in flight is finished before anything else: a learner gets its pod, then is promoted
  *    when caught up; a member added but never started gets its pod, and is removed if it never starts. A learner
- *    no node fits is kept while the plan without it would only add it again.
+ *    no node fits, or one that answers but has come no closer to the leader's log for stalledAfterMs, is kept
+ *    while the plan without it would only add it again (or wait), and removed when that plan would repair.
  * 4. Repairs: pods that are not members are deleted; a member whose pod is gone rejoins with its volume or,
  *    without one, is removed (to be replaced); under a CORRUPT alarm, the members whose HashKV differs from
- *    that of a quorum are removed and the alarm disarmed once all agree (no quorum agreeing: a person
- *    decides); a member silent on a lost (NotReady) node past its threshold is removed (the fence), its pod
- *    then deleted without waiting for the node, and it is replaced on a live node, volume or not; a member
- *    whose pod failed or that answered nothing past the threshold is restarted on its volume or, without
- *    one, replaced. Removal needs answering voters for a quorum of the rest and of the desired size; the
- *    leader hands leadership over first. A removed member's claim (any claim whose member etcd no longer
- *    lists) is set aside, kept for a grace period, then deleted.
+ *    that of a quorum are removed, and so is a member silent past its threshold whose HashKV cannot be had,
+ *    and the alarm disarmed once all agree (no quorum agreeing: a person decides); a member silent on a lost
+ *    (NotReady) node past its threshold is removed (the fence), its pod then deleted without waiting for the
+ *    node, and it is replaced on a live node, volume or not; a member whose pod failed or that answered
+ *    nothing past the threshold is restarted on its volume or, without one, replaced. Removal needs answering
+ *    voters for a quorum of the rest and of the desired size; the leader hands leadership over first. A
+ *    removed member's claim (any claim whose member etcd no longer lists) is set aside, kept for a grace
+ *    period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
  *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
  * 5. Readiness gate: while any member is unready, nothing else.
@@ -34,11 +36,12 @@
  *    drained node first, then members still on an old version, then members on old settings. A member on a
  *    drained (cordoned) node gets its replacement first, elsewhere; the scale-down then removes it. Under
  *    antiAffinity a member is added only where a node can take it (any add: scale-up, replacement, roll).
- * 7. Roll members to the target version one at a time, once every member is caught up: a member with a
- *    volume restarts on its data with the new image; one without is replaced by adding a new member first
- *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
- *    an upgraded member. A version etcd cannot move to is refused, and never started: new members keep
- *    the version that runs. Members whose settings (quota, compaction, TLS) changed roll the same way.
+ * 7. Roll members to the target version one at a time, once every member is caught up (one that has come no
+ *    closer to the leader's log for stalledAfterMs is named for a person): a member with a volume restarts on
+ *    its data with the new image; one without is replaced by adding a new member first (the scale-down of
+ *    rule 6 then removes the old one). The leader goes last, after handing leadership to an upgraded member.
+ *    A version etcd cannot move to is refused, and never started: new members keep the version that runs.
+ *    Members whose settings (quota, compaction, TLS) changed roll the same way.
  * 8. Spread again members that share a node when a node with none is free: add one first, then the scale-down
  *    removes one from the most crowded node (then zone, as any scale-down does among equals). Then
  *    defragment, when configured, a member whose database is mostly unused; followers before the leader.
@@ -201,6 +204,16 @@ export interface ClusterState {
   claimGraceMs: number;
   /** A learner within this many raft entries of the leader is caught up. */
   learnerMaxLag: number;
+  /**
+   * How long each member that answers while behind the leader (more than learnerMaxLag entries, or with no
+   * leader agreed on) has come no closer to the leader's log than it ever was, on the operator's own clock,
+   * counted afresh for each new pod (see membersBehind); others are absent. A member that catches up however
+   * slowly keeps coming closer; one that does not (a stuck disk, a network that drops its traffic, writes
+   * faster than it applies them) is stalled.
+   */
+  stalledForMs: Record<string, number>;
+  /** A member behind the leader that has come no closer for this long is stalled (CatchUpStalled). */
+  stalledAfterMs: number;
   /** The version the spec asks for. */
   targetVersion: string;
   /** The digest of the settings the spec asks for. */
@@ -276,8 +289,7 @@ export const WAITING_FOR = {
   MembersStarting: 'pods made for members run etcd (a listed one silent past replaceAfterMs is removed; what keeps a pod from running is reported as Degraded)',
   MembersAnswering: 'members whose pods run on live nodes answer; past replaceAfterMs the rules for silent members act',
   MemberReady: 'a member that answers passes its readiness probe within the probe period',
-  // No deadline yet: a learner that answers but never catches up holds every other change.
-  CatchingUp: 'a member that answers replicates the leader\'s log',
+  CatchingUp: 'a member that answers comes closer to the leader\'s log within stalledAfterMs; past it, it is stalled: a learner is removed when a repair waits on it, else it (or a lagging voter) is named for a person',
   LeaderElection: 'a quorum that answers elects a leader within etcd\'s election timeout',
 } as const;
 export type WaitingFor = keyof typeof WAITING_FOR;
@@ -296,6 +308,7 @@ export const BLOCKED_CAUSES = {
   RetainedClaimsRemoved: 'a deleted cluster of this name left only removed members\' claims: delete them to bootstrap anew',
   SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
   PodStuckStopping: 'a pod deleted on a live node has not stopped within stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs): see what holds it; once its containers stopped, force-delete it',
+  CatchUpStalled: 'a member that answers has come no closer to the leader\'s log for stalledAfterMs (a slow or full disk, a network that drops its traffic, a snapshot it cannot take): check its disk, network and logs, or delete its pod to restart it; a learner, kept while nothing else waits on it, may also be removed (etcdctl member remove) to be added anew, or spec.size lowered',
   TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits its learner (kept, not added anew): add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
@@ -339,6 +352,28 @@ export function countServing(voters: readonly MemberView[], health: readonly Mem
   const leader = agreedLeader(voters, health);
   return leader ? countFollowing(voters, health, leader) : 0;
 }
+
+/** The status of the leader the voters agree on, as it reports it: one that only says it leads (cut off, a stale term) is none. */
+const leaderHealth = (voters: readonly MemberView[], health: readonly MemberHealth[]): MemberHealth | undefined =>
+  health.find((h) => h.name === agreedLeader(voters, health)?.name);
+
+/** How many raft entries a member is behind the leader's log (all of it, for one that did not answer). */
+const lagBehind = (leader: MemberHealth, health: readonly MemberHealth[], name: string): number =>
+  leader.raftIndex - (health.find((h) => h.name === name)?.raftIndex ?? 0);
+
+/**
+ * The members that answer but are not caught up: by how many raft entries each is behind the leader the voters
+ * agree on, past `maxLag`; with no leader agreed on, every one that answers, by an unknown (infinite) lag, as none
+ * can come closer without one. What the reconciler times across passes (ClusterState.stalledForMs).
+ */
+export function membersBehind(members: readonly MemberView[], health: readonly MemberHealth[], maxLag: number): Map<string, number> {
+  const leader = leaderHealth(votersOf(members), health);
+  const lags = members.filter((m) => answers(health, m.name)).map((m) => [m.name, leader ? lagBehind(leader, health, m.name) : Infinity] as const);
+  return new Map(lags.filter(([, lag]) => lag > maxLag));
+}
+
+/** A member that answers, behind the leader, and has come no closer to its log for stalledAfterMs. */
+const stalled = (s: ClusterState, name: string): boolean => answers(s.health, name) && (s.stalledForMs[name] ?? 0) > s.stalledAfterMs;
 
 export interface Rollout {
   verdict: VersionVerdict;
@@ -447,17 +482,26 @@ function bootstrap(s: ClusterState, version: string): Action {
 }
 
 /**
- * A learner the scheduler can place nowhere, removed, would be added again at once, with a new claim, and never
- * run either: a drain's replacement churned so for ever, a cloud disk a minute (issue 32, finding 6). It is kept
- * while the plan without it would only add it again (or wait): its pod runs as soon as a node fits, and a person
- * is told. When the plan without it does something else (a repair, a move it may give up), it is removed: it casts
- * no vote, and holds every other change while it is there. Undefined then.
+ * A learner that cannot finish joining is kept, not removed, while the plan made without it would only add it
+ * again (or wait): removed, it would be added again at once, with a new claim, and fare no better. The plan
+ * without it is returned then. When that plan does something else (a repair, a move it may give up), the
+ * learner is removed: it casts no vote, and holds every other change while it is there. Undefined then.
  */
-function keptUnscheduled(s: ClusterState, learner: MemberView): Action | undefined {
+function keptLearner(s: ClusterState, learner: MemberView): Extract<Action, { type: 'AddMember' | 'Wait' }> | undefined {
   const others = { ...s, members: s.members?.filter((m) => m !== learner), pods: s.pods.filter((p) => p.name !== learner.name), claims: s.claims.filter((c) => c !== learner.name) };
   const without = plan(others);
   const readded = without.type === 'AddMember' && !without.spreading;
-  if (!readded && without.type !== 'Wait') return undefined;
+  return readded || without.type === 'Wait' ? without : undefined;
+}
+
+/**
+ * A learner the scheduler can place nowhere, removed, would never run either: a drain's replacement churned so
+ * for ever, a cloud disk a minute (issue 32, finding 6). Kept (see keptLearner), its pod runs as soon as a node
+ * fits, and a person is told.
+ */
+function keptUnscheduled(s: ClusterState, learner: MemberView): Action | undefined {
+  const without = keptLearner(s, learner);
+  if (!without) return undefined;
   const why = s.pods.find((p) => p.name === learner.name)?.trouble?.message ?? `member pod ${learner.name} cannot be scheduled`;
   return {
     type: 'Blocked', cause: 'TooFewNodes',
@@ -466,13 +510,37 @@ function keptUnscheduled(s: ClusterState, learner: MemberView): Action | undefin
 }
 
 /**
+ * A learner that answers but has come no closer to the leader's log for stalledAfterMs would hold every other
+ * change for ever (issue 32, finding 7). What keeps it (its disk, its network) would keep a new member added in
+ * its place as well, so it is kept (see keptLearner) and a person told; when a repair waits on it, it goes.
+ */
+function keptStalled(s: ClusterState, learner: MemberView, leader: MemberHealth | undefined): Action | undefined {
+  const without = keptLearner(s, learner);
+  if (!without) return undefined;
+  return catchUpStalled(s, learner, leader, `learner ${learner.name}`,
+    `it is kept, not removed and added again (${without.reason}); if a new member would fare better, remove it from etcd (etcdctl member remove, with its ID as etcdctl member list shows it) and one is added in its place, or lower spec.size`);
+}
+
+/** A member that answers but has come no closer to the leader's log for stalledAfterMs: what to look at, and `otherwise` what else a person may do. */
+function catchUpStalled(s: ClusterState, m: MemberView, leader: MemberHealth | undefined, who: string, otherwise: string): Action {
+  const behind = leader ? `${lagBehind(leader, s.health, m.name)} raft entries behind the leader` : 'with no leader the voters agree on';
+  return {
+    type: 'Blocked', cause: 'CatchUpStalled',
+    reason: `${who} answers but has come no closer to the leader's log for over ${Math.round(s.stalledAfterMs / 1000)} s (${behind}): check its disk and network `
+      + `(kubectl logs ${m.name} -c etcd), or delete its pod to restart it; ${otherwise}`,
+  };
+}
+
+/**
  * Waits for pods deleted on live nodes to stop, as their kubelet does within their grace period. One stopping
  * past stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs) would be waited
  * for for ever: it is named for a person (issue 32, finding 7). The operator never force-deletes a pod on a live
- * node: its containers may still run, and a member of that name made beside it would run twice.
+ * node: its containers may still run, and a member of that name made beside it would run twice. One on a lost
+ * node is no person's: its silent member is fenced past the node-loss threshold, then its pod force-deleted.
  */
 function awaitStopping(s: ClusterState, pods: string[], reason: string): Action {
-  const stuck = pods.filter((n) => (s.stoppingForMs[n] ?? 0) > s.stuckStoppingAfterMs);
+  const onLiveNode = (n: string): boolean => !s.pods.some((p) => p.name === n && p.nodeLost);
+  const stuck = pods.filter((n) => onLiveNode(n) && (s.stoppingForMs[n] ?? 0) > s.stuckStoppingAfterMs);
   if (stuck.length === 0) return { type: 'Wait', awaiting: 'PodStopping', members: pods, reason };
   return {
     type: 'Blocked', cause: 'PodStuckStopping',
@@ -621,10 +689,8 @@ function membershipUnknown(s: ClusterState, claims: string[]): Action {
 function planMembership(s: ClusterState, pods: PodView[], members: MemberView[], r: Rollout): Action {
   const version = r.newMemberVersion;
   const podOf = (name: string): PodView | undefined => pods.find((p) => p.name === name);
-  const healthOf = (name: string): MemberHealth | undefined => s.health.find((h) => h.name === name);
   const voters = votersOf(members);
-  // The leader the voters agree on, as status reports it: one that only says it leads (cut off, a stale term) is none.
-  const leader = healthOf(agreedLeader(voters, s.health)?.name ?? '');
+  const leader = leaderHealth(voters, s.health);
 
   // 3. Finish a change in flight.
   // A member whose volume came back empty must not rejoin under its ID, having forgotten what it acknowledged:
@@ -638,15 +704,20 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const learner = members.find((m) => m.isLearner);
   if (learner) {
     if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, version, reason: 'learner added; starting its pod' };
-    const index = healthOf(learner.name)?.raftIndex;
-    if (leader && index !== undefined && leader.raftIndex - index <= s.learnerMaxLag) {
+    const answering = answers(s.health, learner.name);
+    if (leader && answering && lagBehind(leader, s.health, learner.name) <= s.learnerMaxLag) {
       return { type: 'PromoteLearner', memberId: learner.id, member: learner.name };
     }
-    // One that answers is catching up, however long that takes; one that stays silent would hold every
-    // other rule (repairs, quorum loss) forever, so it is removed again (finding 7).
-    if (!answers(s.health, learner.name) && silentTooLong(s, learner.name)) {
+    // One that stays silent, or that answers but comes no closer to the leader's log, would hold every other
+    // rule (repairs, quorum loss) for ever, so it is removed again, unless the plan without it would only add
+    // it again (finding 7).
+    if (!answering && silentTooLong(s, learner.name)) {
       const unplaced = podOf(learner.name)?.unschedulable ? keptUnscheduled(s, learner) : undefined;
       return unplaced ?? removal(s, learner, 'learner never answered; removing it', voters, leader);
+    }
+    if (stalled(s, learner.name)) {
+      const why = `learner came no closer to the leader's log for over ${Math.round(s.stalledAfterMs / 1000)} s and holds a repair back; removing it`;
+      return keptStalled(s, learner, leader) ?? removal(s, learner, why, voters, leader);
     }
     return { type: 'Wait', awaiting: 'CatchingUp', members: [learner.name], reason: `learner ${learner.name} catching up` };
   }
@@ -728,8 +799,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const broken = voters.find((m) => !(lostPod(m) && s.claims.includes(m.name)) && (failed(m) || (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs));
   if (broken) {
     const why = failed(broken) ? 'pod failed' : `answered nothing for ${Math.round((s.silentForMs[broken.name] ?? 0) / 1000)} s`;
-    // A member with a volume is only ever restarted on its data: replacing it would throw its data away.
-    if (s.claims.includes(broken.name)) return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: `${why}; restarting it on its data` };
+    // A member with a volume is only ever restarted on its data: replacing it would throw its data away. One
+    // whose volume came back empty has none to restart on (and must not rejoin under its ID): it is replaced.
+    const emptiedVolume = s.pods.some((p) => p.name === broken.name && p.dataLost);
+    if (s.claims.includes(broken.name) && !emptiedVolume) return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: `${why}; restarting it on its data` };
     return removal(s, broken, `${why}; replacing it`, voters, leader);
   }
   // A claim whose member etcd no longer lists (dropped by a recovery from a survivor, or removed by an
@@ -786,7 +859,11 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
   // Who is caught up is judged against the leader: none agreed on yet, the roll waits for one.
   if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'waiting for a leader the members agree on before the next upgrade step' };
-  const lagging = voters.find((m) => leader.raftIndex - (healthOf(m.name)?.raftIndex ?? 0) > s.learnerMaxLag);
+  const lagging = voters.find((m) => lagBehind(leader, s.health, m.name) > s.learnerMaxLag);
+  if (lagging && stalled(s, lagging.name)) {
+    // A voter is never removed for lagging: it counts towards the quorum, and its data is whole.
+    return catchUpStalled(s, lagging, leader, `member ${lagging.name}`, 'the roll waits for it (a voter is not removed for lagging)');
+  }
   if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', members: [lagging.name], reason: `${lagging.name} is catching up before the next upgrade step` };
   const next = outdated.find((m) => m.name !== leader.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
@@ -807,6 +884,10 @@ function quorumLost(s: ClusterState, reason: string): Action {
   // The furthest member may be one that is slow to answer: "auto" hears every member with a volume first,
   // or gives it up once it has answered nothing for the replacement threshold (finding 8).
   const unheard = s.survivorPolicy === 'auto' ? (s.members ?? []).filter((m) => s.claims.includes(m.name) && !answers(s.health, m.name) && !silentTooLong(s, m.name)) : [];
+  // A pod stopping is not timed as silent, and its member is heard only once it is gone and restarts on its
+  // volume: it is waited for as a pod stopping, and named for a person if it never stops.
+  const leaving = unheard.filter((m) => s.pods.some((p) => p.name === m.name && p.terminating && !p.nodeLost)).map((m) => m.name);
+  if (leaving.length > 0) return awaitStopping(s, leaving, `${reason}; before choosing a survivor, waiting for the pods of ${leaving.join(', ')} to stop, and their members to restart on their volumes`);
   if (unheard.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: unheard.map((m) => m.name), reason: `${reason}; before choosing a survivor, waiting for ${unheard.map((m) => m.name).join(', ')} (on a volume) to answer` };
   const survivor = s.survivorPolicy ? pickSurvivor(s, s.survivorPolicy) : undefined;
   // The survivor is restarted alone on the version new members get: one whose --force-new-cluster can drop
@@ -874,6 +955,15 @@ function survivorLost(survivor: string, pod: PodView): Action {
  * members' own HashKV at one revision decides: the members outside a group that agrees and is a quorum of
  * the voters are removed, one at a time (followers of a corrupt leader keep their place). Without such a
  * group nothing is removed and nothing disarmed: a person decides which data is right.
+ *
+ * A voter whose HashKV cannot be had is waited for while it may answer; silent past its threshold, it would be
+ * waited for for ever (issue 32), so it is removed and replaced like one whose data differs, once the members
+ * that agree are a quorum: they hold what was acknowledged. It is not restarted on its data, as a silent member
+ * is elsewhere: that data is what is in question, and etcd's initial corruption check would refuse it start
+ * after start if it differs. etcd allows the removal: while CORRUPT is raised its corrupt applier
+ * (server/etcdserver/apply/corrupt.go; 3.5: server/etcdserver/corrupt.go) refuses only Put, Range,
+ * DeleteRange, Txn, Compaction, LeaseGrant and LeaseRevoke, and a member removal is a raft configuration change,
+ * applied by EtcdServer.applyConfChange outside that applier (checked only by the strict reconfiguration check).
  */
 function planCorruption(s: ClusterState, members: MemberView[], voters: MemberView[], leader: MemberHealth | undefined, corrupt: AlarmView[]): Action {
   const check = s.corruptionCheck;
@@ -887,8 +977,14 @@ function planCorruption(s: ClusterState, members: MemberView[], voters: MemberVi
   }
   const odd = members.find((m) => hashOf(m.name) !== undefined && hashOf(m.name) !== agreed);
   if (odd) return removal(s, odd, `CORRUPT: its data differs from that of a majority${at} (HashKV); replacing it`, voters, leader);
-  const unhashed = voters.filter((v) => hashOf(v.name) === undefined).map((v) => v.name);
-  if (unhashed.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: unhashed, reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
+  const unhashed = voters.filter((v) => hashOf(v.name) === undefined);
+  const silent = unhashed.find((v) => silentTooLong(s, v.name));
+  if (silent) return removal(s, silent, `CORRUPT: the members that answered agree${at}, and it answered nothing past the threshold, so its data cannot be checked; replacing it`, voters, leader);
+  // A stopping pod will not answer, and is not timed as silent: once it is gone its member rejoins on its claim
+  // or is replaced; stuck stopping, it is named for a person.
+  const leaving = unhashed.find((v) => s.pods.some((p) => p.name === v.name && p.terminating && !p.nodeLost));
+  if (leaving) return awaitStopping(s, [leaving.name], `CORRUPT: the members that answered agree${at}; waiting for the pod of ${leaving.name} to stop`);
+  if (unhashed.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: unhashed.map((v) => v.name), reason: `CORRUPT: the members that answered agree${at}; waiting for the others' HashKV` };
   // etcd names member 0 when it cannot tell who differs (3.5's periodic check always does); such an alarm is
   // for a person to clear, even once the members that differed are gone.
   if (corrupt.some(namesNoMember)) return { type: 'CorruptionUndecided', reason: `every member agrees${at} now, but etcd raised CORRUPT naming no member: check the data and disarm it (etcdctl alarm disarm); a member removed for its data is replaced after that` };

@@ -27,6 +27,10 @@ const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
 const memberOf = (name: string): fc.Arbitrary<MemberView> =>
   fc.record({ isLearner: fc.boolean(), started: fc.boolean() }).map((m) => ({ id: `id-${name}`, name, ...m }));
 
+/** A member of a running cluster: started, a learner now and then. */
+const runningMemberOf = (name: string): fc.Arbitrary<MemberView> =>
+  fc.integer({ min: 0, max: 3 }).map((n) => ({ id: `id-${name}`, name, isLearner: n === 0, started: true }));
+
 const healthOf = (name: string): fc.Arbitrary<MemberHealth> => fc.record({
   raftIndex: fc.integer({ min: 0, max: 3000 }), revision: fc.integer({ min: 1, max: 1000 }), dbSize: fc.integer({ min: 0, max: 2 ** 31 }),
 }).map((h) => ({ name, isLeader: false, leaderId: '', dbSizeInUse: Math.floor(h.dbSize / 2), ...h }));
@@ -44,10 +48,14 @@ const retainedClaim: fc.Arbitrary<RetainedClaim> = fc.record({
 /**
  * Cluster states of up to five members, any mix of pods (on live, lost or draining nodes, their data lost or
  * not), claims (never run on, set aside, recording a bootstrap), claims of earlier incarnations, members,
- * answers, alarms and timings, with or without the membership status records.
+ * answers, alarms and timings, with or without the membership status records. One in four is a running
+ * cluster: bootstrapped, each listed member on a pod of its own, every one started: the rules that repair a
+ * running cluster (a CORRUPT alarm with a silent voter, a learner that answers but does not catch up, a voter
+ * lagging in a roll) act only once all that lines up, which the free mix seldom does.
  */
 export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   desiredSize: fc.integer({ min: 1, max: 5 }), generation: fc.integer({ min: 1, max: 3 }),
+  running: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   bootstrapped: fc.boolean(),
   podNames: someNames, claims: someNames, memberNames: fc.option(someNames, { nil: undefined }), answering: someNames,
   leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
@@ -58,6 +66,8 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   silent: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 200_000 })),
   stranded: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 100_000 })),
   stopping: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 600_000 })),
+  // How long a member behind its leader has come no closer, on either side of the 600 s bound.
+  stalled: fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 1_200_000 })),
   spreadTo: fc.option(fc.constant(['free']).map((f) => [...f]), { nil: undefined }),
   // Under a hard one-member-per-node rule (antiAffinity), the nodes that can take a member; none of them lost or drained.
   placeable: fc.option(fc.subarray([...NODES, 'n4']), { nil: undefined }),
@@ -66,12 +76,13 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
   rebuildFrom: fc.option(fc.constant({ backup: 'b', path: 'p', revision: 5 }), { nil: undefined }),
   rebuild: fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.record({ cleared: fc.boolean() }) }),
-  hashes: fc.option(fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 })), { nil: undefined }),
+  // HashKV answers: any, or (as mostly in life) the same from every member that answers.
+  hashes: fc.option(fc.oneof(fc.constant('agree' as const), fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 }))), { nil: undefined }),
   // Claims a deleted cluster of the name left: rare, as in life, so that most states exercise the other rules.
   retained: fc.oneof({ weight: 4, arbitrary: fc.constant<RetainedClaim[]>([]) }, { weight: 1, arbitrary: fc.uniqueArray(retainedClaim, { selector: (c) => c.name, maxLength: 4 }) }),
-}).chain((g) => fc.record({
+}).map((g) => ({ ...g, memberNames: g.running ? g.podNames : g.memberNames, bootstrapped: g.running || g.bootstrapped })).chain((g) => fc.record({
   pods: fc.tuple(...g.podNames.map(podOf)),
-  members: g.memberNames === undefined ? fc.constant(undefined) : fc.tuple(...g.memberNames.map(memberOf)),
+  members: g.memberNames === undefined ? fc.constant(undefined) : fc.tuple(...g.memberNames.map(g.running ? runningMemberOf : memberOf)),
   health: fc.tuple(...(g.memberNames ?? []).filter((n) => g.answering.includes(n)).map(healthOf)),
 }).map(({ pods, members, health }): ClusterState => ({
   desiredSize: g.desiredSize, generation: g.generation, paused: false, bootstrapped: g.bootstrapped,
@@ -85,11 +96,12 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   // Those that answer follow the leader, if there is one; a member that leads follows itself.
   health: health.map((h) => ({ ...h, isLeader: h.name === g.leader, leaderId: g.leader ? `id-${g.leader}` : '' })),
   supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, stoppingForMs: g.stopping, stuckStoppingAfterMs: 300_000, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
+  stalledForMs: g.stalled, stalledAfterMs: 600_000,
   targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
   ...(g.spreadTo ? { spreadTo: g.spreadTo } : {}),
   ...(g.placeable ? { placeableNodes: g.placeable.filter((n) => !pods.some((p) => p.node === n && (p.nodeLost || p.nodeDraining))) } : {}),
   ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
   ...(g.rebuild ? { rebuild: g.rebuild } : {}),
-  ...(g.hashes ? { corruptionCheck: { revision: 50, hashes: g.hashes } } : {}),
+  ...(g.hashes ? { corruptionCheck: { revision: 50, hashes: g.hashes === 'agree' ? Object.fromEntries(health.map((h) => [h.name, 1])) : g.hashes } } : {}),
 })));

@@ -18,7 +18,7 @@ const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false })),
   claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })), recordedMembers: ['a', 'b', 'c'],
   health: [h('a', { isLeader: true }), h('b'), h('c')],
-  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
+  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, stalledForMs: {}, stalledAfterMs: 600_000, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
 });
 const NOW = '2026-11-22T00:00:00Z';
 /** What members report: one status per version given, named a, b, c… */

@@ -21,7 +21,7 @@ test('a member whose stopping pod found its volume empty is not restarted on it 
     desiredSize: 5, paused: false, bootstrapped: true, pods: [pod('b'), pod('e')], claims: ['b'], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: [{ id: 'id-b', name: 'b', isLearner: false, started: true }], recordedMembers: [],
     health: [{ name: 'b', isLeader: false, leaderId: '', dbSizeInUse: 0, raftIndex: 0, revision: 1, dbSize: 0 }],
-    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: { b: 108_000 }, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100,
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: { b: 108_000 }, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100, stalledForMs: {}, stalledAfterMs: 600_000,
     targetVersion: '3.6.5', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
   };
   const action = plan(s);

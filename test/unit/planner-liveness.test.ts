@@ -13,7 +13,8 @@ const PERSON_NEEDED: string[] = [...Object.keys(BLOCKED_CAUSES), 'QuorumLost', '
 
 /**
  * The state once every bound a Wait can name has passed and nothing came by itself: each listed member that
- * does not answer silent past the threshold (on a lost node, stranded past its own), each claim of no member
+ * does not answer silent past the threshold (on a lost node, stranded past its own), each that answers come no
+ * closer to the leader's log past the stall bound (one caught up is not judged on it), each claim of no member
  * past the grace period, and every deleted pod on a live node gone (Kubernetes' grace period) or, `stuck`,
  * still there past the bound that names it. Pods that have not started stay as they are: whether they start is
  * the kubelet's, and what keeps them is reported.
@@ -31,6 +32,7 @@ function expired(s: ClusterState, stuck: boolean): ClusterState {
     silentForMs: past(silent.filter((p) => !p.terminating).map((p) => p.name), s.replaceAfterMs, s.silentForMs),
     strandedForMs: past(silent.filter((p) => p.nodeLost).map((p) => p.name), s.replaceOnNodeLossAfterMs, s.strandedForMs),
     unclaimedForMs: past(unclaimed, s.claimGraceMs, s.unclaimedForMs),
+    stalledForMs: past(s.health.map((h) => h.name).filter(listed), s.stalledAfterMs, s.stalledForMs),
   };
 }
 
@@ -64,7 +66,7 @@ function stillComing(s: ClusterState, a: Extract<Action, { type: 'Wait' }>): boo
     case 'MemberReady':
       return each((n) => { const p = podOf(s, n); return p !== undefined && canRun(p) && !p.ready && answers(s.health, n); });
     case 'CatchingUp':
-      return each((n) => answers(s.health, n));
+      return each((n) => answers(s.health, n) && (s.stalledForMs[n] ?? 0) <= s.stalledAfterMs);
     case 'LeaderElection':
       return s.health.length >= quorum(votersOf(s.members).length);
   }
@@ -86,6 +88,7 @@ const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
   BootstrapStalled: (s) => !s.bootstrapped && s.pods.some((p) => !canRun(p)),
   MembershipUnknown: (s) => s.members === undefined && s.recordedMembers.length === 0 && !s.pods.some(canRun),
   RetainedClaimsRemoved: (s) => !s.bootstrapped && s.retained.some((c) => c.removed),
+  CatchUpStalled: (s) => (s.members ?? []).some((m) => answers(s.health, m.name) && (s.stalledForMs[m.name] ?? 0) > s.stalledAfterMs),
   PodStuckStopping: (s) => s.pods.some((p) => p.terminating && !p.nodeLost && (s.stoppingForMs[p.name] ?? 0) > s.stuckStoppingAfterMs),
   SurvivorLost: (s) => s.survivorRecovery !== undefined && !s.pods.some((p) => p.name === s.survivorRecovery?.survivor && canRun(p)),
   // A pod no node fits, or a hard one-member-per-node rule with fewer free nodes than the members to place.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, quorum } from '../../src/etcd/planner.js';
+import { membersBehind, plan, quorum } from '../../src/etcd/planner.js';
 import type { Action, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
@@ -16,7 +16,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, stalledForMs: {}, stalledAfterMs: 600_000, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
   };
 }
@@ -547,6 +547,11 @@ test('a member whose volume came back empty is removed, never restarted on it; a
   assert.equal(plan(learning).type, 'Wait', 'the learner in flight is finished first');
   const lostLearner = { ...learning, pods: learning.pods.map((p) => ({ ...p, dataLost: p.name === 'd' })), health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })) };
   assert.deepEqual(plan(lostLearner), { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'its volume came back empty: it must not rejoin under its old ID; replacing it' });
+  // Its pod failed too, and its removal waits for d: it is not restarted on its claim meanwhile (the kind of state seed -1465421452 found).
+  const names = ['a', 'b', 'c', 'd', 'e'];
+  const failedEmpty = healthy(names, { desiredSize: 6, claims: names, silentForMs: { d: 10_000 }, health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a' })),
+    pods: [pod('a'), pod('b'), pod('c'), pod('d', { ready: false }), pod('e', { phase: 'Failed', ready: false, dataLost: true })] });
+  assert.deepEqual(plan(failedEmpty), { type: 'Wait', awaiting: 'MembersAnswering', members: ['d'], reason: 'removing e would leave 3 answering voters, fewer than the 4 needed' });
 });
 
 test('a learner that never answers is removed after the threshold; one that answers is left to catch up (finding 7)', () => {
@@ -564,6 +569,10 @@ test('"auto" chooses a survivor only once every member on a volume has answered,
   assert.equal((plan({ ...lost, health: [...lost.health, health('b', { raftIndex: 90, revision: 40 })] }) as { survivor?: string }).survivor, 'b', 'b answers: the furthest is b');
   assert.equal((plan({ ...lost, silentForMs: { b: 120_000 } }) as { survivor?: string }).survivor, 'a', 'b silent past the threshold: the choice is made without it');
   assert.equal(plan({ ...lost, survivorPolicy: 'a' }).type, 'StartSurvivorRecovery', 'a named survivor needs no waiting');
+  // A pod stopping is not timed as silent: it is waited for as a pod stopping, and named if it never stops.
+  const stopping = { ...lost, pods: [pod('a'), pod('b', { ready: false, terminating: true })] };
+  assert.equal(plan({ ...stopping, stoppingForMs: { b: 60_000 } }).type, 'Wait');
+  assert.equal((plan({ ...stopping, stoppingForMs: { b: 301_000 } }) as { cause?: string }).cause, 'PodStuckStopping');
 });
 
 test('a backup too old for the restore policy is not rebuilt from: the loss is reported with the reason (finding 6)', () => {
@@ -742,10 +751,69 @@ test('a learner no node fits is kept while it would only be added again, not rem
   assert.equal(plan({ ...drain, pods: [pod('a'), pod('b', { nodeDraining: true }), pod('c'), pod('d', { ready: false })] }).type, 'RemoveMember');
 });
 
+test('a learner that answers but comes no closer to the leader is waited for only up to the bound, then removed if a repair waits on it, else kept and named (issue 32, finding 7)', () => {
+  // A scale-up to 4: d answers, 99 entries behind the leader's 100 (learnerMaxLag 10).
+  const s = healthy(['a', 'b', 'c', 'd'], { desiredSize: 4, members: ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true })),
+    claims: ['a', 'b', 'c', 'd'], health: [health('a', { isLeader: true }), health('b'), health('c'), health('d', { raftIndex: 1 })] });
+  const waiting = { type: 'Wait', awaiting: 'CatchingUp', members: ['d'], reason: 'learner d catching up' };
+  assert.deepEqual(plan({ ...s, stalledForMs: { d: 599_000 } }), waiting, 'within the bound it may still come closer');
+  // Past the bound, the plan without it would only add it again: it is kept, and a person told.
+  const kept = plan({ ...s, stalledForMs: { d: 601_000 } });
+  assert.equal((kept as { cause?: string }).cause, 'CatchUpStalled');
+  assert.match((kept as { reason: string }).reason, /^learner d answers but has come no closer to the leader's log for over 600 s \(99 raft entries behind the leader\): check its disk and network .* it is kept, not removed and added again \(scaling up to 4\); .*remove it from etcd \(etcdctl member remove/);
+  // A voter silent past the threshold waits on it: it goes, and the repair follows.
+  const repair = { ...s, health: s.health.filter((h) => h.name !== 'c'), silentForMs: { c: 90_000 } };
+  assert.deepEqual(plan({ ...repair, stalledForMs: { d: 599_000 } }), waiting, 'within the bound the repair waits');
+  assert.deepEqual(plan({ ...repair, stalledForMs: { d: 601_000 } }),
+    { type: 'RemoveMember', memberId: 'id-d', member: 'd', reason: 'learner came no closer to the leader\'s log for over 600 s and holds a repair back; removing it' });
+  // Not judged on it: a learner that does not answer (the silence rule's), or one caught up (promoted).
+  assert.deepEqual(plan({ ...s, health: s.health.filter((h) => h.name !== 'd'), stalledForMs: { d: 601_000 } }), waiting);
+  assert.equal(plan({ ...s, health: [...s.health.slice(0, 3), health('d', { raftIndex: 95 })], stalledForMs: { d: 601_000 } }).type, 'PromoteLearner');
+});
+
+test('the members timed for catching up: those that answer more than learnerMaxLag behind the leader the voters agree on, or all that answer without one', () => {
+  const members = ['a', 'b', 'c'].map((n) => member(n)).concat(member('d', { isLearner: true }));
+  const statuses = [health('a', { isLeader: true, raftIndex: 500 }), health('b', { raftIndex: 495 }), health('d', { raftIndex: 100 })];
+  assert.deepEqual(membersBehind(members, statuses, 10), new Map([['d', 400]]), 'b is within the lag, c does not answer');
+  const leaderless = statuses.map((h) => ({ ...h, isLeader: false, leaderId: '' }));
+  assert.deepEqual(membersBehind(members, leaderless, 10), new Map([['a', Infinity], ['b', Infinity], ['d', Infinity]]));
+});
+
+test('a voter that answers but comes no closer to the leader holds a roll only up to the bound, then is named, never removed for it (issue 32)', () => {
+  const behind = rolling('3.5.35', { health: [health('a', { isLeader: true, raftIndex: 500 }), health('b', { raftIndex: 500 }), health('c', { raftIndex: 100 })] });
+  assert.equal(plan({ ...behind, stalledForMs: { c: 599_000 } }).type, 'Wait');
+  const stalled = plan({ ...behind, stalledForMs: { c: 601_000 } });
+  assert.equal((stalled as { cause?: string }).cause, 'CatchUpStalled');
+  assert.match((stalled as { reason: string }).reason, /^member c answers but has come no closer to the leader's log for over 600 s \(400 raft entries behind the leader\): .*the roll waits for it/);
+});
+
+test('under CORRUPT, a voter silent past the threshold is removed once the others agree, not waited for for ever (issue 32)', () => {
+  const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: 'id-c', alarm: 'CORRUPT' }], claims: ['a', 'b', 'c'], health: [health('a', { isLeader: true }), health('b')],
+    corruptionCheck: { revision: 40, hashes: { a: 1, b: 1 } } });
+  assert.deepEqual(plan({ ...s, silentForMs: { c: 50_000 } }),
+    { type: 'Wait', awaiting: 'MembersAnswering', members: ['c'], reason: 'CORRUPT: the members that answered agree at revision 40; waiting for the others\' HashKV' });
+  // Removed, not restarted on its data (the data in question), although it has a claim.
+  const silent = { ...s, silentForMs: { c: 61_000 } };
+  assert.deepEqual(plan(silent), { type: 'RemoveMember', memberId: 'id-c', member: 'c',
+    reason: 'CORRUPT: the members that answered agree at revision 40, and it answered nothing past the threshold, so its data cannot be checked; replacing it' });
+  // The repair rules still judge the removal: too few would answer for the size asked.
+  assert.equal((plan({ ...silent, desiredSize: 5 }) as { cause?: string }).cause, 'TooFewAnswering');
+  // No quorum agreeing: a person decides, as before.
+  assert.equal(plan({ ...silent, corruptionCheck: { revision: 40, hashes: { a: 1, b: 2 } } }).type, 'CorruptionUndecided');
+  // Its pod stopping is waited for, and named past the bound.
+  const stopping = { ...s, pods: [pod('a'), pod('b'), pod('c', { terminating: true })] };
+  assert.equal(plan({ ...stopping, stoppingForMs: { c: 60_000 } }).type, 'Wait');
+  assert.equal((plan({ ...stopping, stoppingForMs: { c: 301_000 } }) as { cause?: string }).cause, 'PodStuckStopping');
+});
+
 test('a pod stopping past the bound on a live node is named for a person, never forced by the operator (issue 32, finding 7)', () => {
   const s = healthy(['a', 'b', 'c'], { pods: [pod('a'), pod('b'), pod('c', { terminating: true, node: 'n3' })], health: [health('a', { isLeader: true }), health('b')] });
   assert.deepEqual(plan({ ...s, stoppingForMs: { c: 60_000 } }), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'the pod of member c is stopping' });
   const stuck = plan({ ...s, stoppingForMs: { c: 301_000 } });
   assert.equal((stuck as { cause?: string }).cause, 'PodStuckStopping');
   assert.match((stuck as { reason: string }).reason, /^the pod of member c is stopping, but pod c has been stopping for over 300 s on a live node: .*kubectl delete pod --force --grace-period=0 c$/);
+  // On a lost node it is no person's: its silent member is fenced past the node-loss threshold, then its pod forced.
+  const stranded = { ...s, pods: [pod('a'), pod('b'), pod('c', { terminating: true, node: 'n3', nodeLost: true })], stoppingForMs: { c: 301_000 } };
+  assert.deepEqual(plan({ ...stranded, strandedForMs: { c: 20_000 } }), { type: 'Wait', awaiting: 'PodStopping', members: ['c'], reason: 'the pod of member c is stopping' });
+  assert.equal(plan({ ...stranded, strandedForMs: { c: 31_000 } }).type, 'RemoveMember');
 });

@@ -13,7 +13,7 @@ const state: ClusterState = {
   pods: [{ name: 'a', phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false }],
   claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [], members: [{ id: 'a', name: 'a', isLearner: false, started: true }], recordedMembers: ['a'],
   health: [{ name: 'a', raftIndex: 9, isLeader: true, leaderId: 'a', revision: 5, dbSize: 100, dbSizeInUse: 50 }],
-  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000,
+  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, stalledForMs: {}, stalledAfterMs: 600_000,
   unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
 };
 const statusOf = (c: EtcdCluster): EtcdCluster['status'] => clusterStatus(c, state, { type: 'Steady' }, new Map(), '2026-11-22T00:00:00Z');

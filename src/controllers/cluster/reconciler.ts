@@ -17,7 +17,7 @@ import { clientsHeld } from '../restore/clients-held.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { revisionBumpOf } from '../../api/etcd-backup.js';
 import { gatesToOpen, openVoterGates } from './voter-gate.js';
-import { plan } from '../../etcd/planner.js';
+import { membersBehind, plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
 import { clientService, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
@@ -31,9 +31,10 @@ import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
 import { etcdStarted } from './pod-trouble.js';
 import { conditionEvents } from './condition-events.js';
-import { clusterState } from './views.js';
+import { clusterState, memberHealth, memberView } from './views.js';
 import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
+import { Progress } from '../../runtime/progress.js';
 import { memberName } from '../../etcd/client.js';
 import { clusterStatus, misconfigured } from './status.js';
 import type { Refusal } from './status.js';
@@ -79,6 +80,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const spreading = new SpreadAttempts();
   const unclaimed = new Durations();
   const stopping = new Durations();
+  const catchUp = new Progress();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
@@ -87,7 +89,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
     // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
-      for (const durations of [silence, lostNode, unclaimed, stopping]) durations.forget(key);
+      for (const timer of [silence, lostNode, unclaimed, stopping, catchUp]) timer.forget(key);
       spreading.forget(key);
       refusals.delete(key);
       return undefined;
@@ -225,9 +227,11 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
 
   /**
    * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh), its
-   * silence on a lost node (stopping pods too: one on a lost node never stops), each pod stopping, and each claim of no member
-   * (per claim). Without a member list none is judged, and all start again; a claim a deleted cluster left
-   * whose member never ran is no member's whatever etcd says, and is always timed.
+   * silence on a lost node (stopping pods too: one on a lost node never stops), each pod stopping, each member
+   * behind its leader coming no closer (per pod), and each claim of no member (per claim). Without a member list
+   * none is judged, and all start again; a claim a deleted cluster left whose member never ran is no member's
+   * whatever etcd says, and is always timed. All of it is in memory: an operator that restarts (or a standby
+   * that takes over) counts each afresh, which only ever delays the rule that acts on it, never hastens it.
    */
   function clock(scope: string, o: Observed, claims: SortedClaims, nowMs: number): Timings {
     const listed = new Set((o.members ?? []).map(memberName));
@@ -235,6 +239,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const silent = unanswering.filter((p) => !p.metadata?.deletionTimestamp);
     const stranded = unanswering.filter((p) => nodeState(o.nodes.get(p.spec?.nodeName ?? '')).lost);
     const orphaned = o.members ? claims.own.filter((c) => !listed.has(c.metadata?.name ?? '') && !o.pods.some((p) => p.metadata?.name === c.metadata?.name)) : [];
+    const behind = membersBehind((o.members ?? []).map(memberView), [...o.statuses].map(([name, s]) => memberHealth(name, s)), d.settings.learnerMaxLag);
+    const lagging = o.pods.filter((p) => behind.has(p.metadata?.name ?? '') && !p.metadata?.deletionTimestamp);
     const byName = (durations: Map<string, number>): Record<string, number> =>
       Object.fromEntries([...durations].map(([k, ms]) => [k.split(' ')[0] ?? '', ms]));
     const keyOf = (x: V1Pod | V1PersistentVolumeClaim): string => `${x.metadata?.name ?? ''} ${x.metadata?.uid ?? ''}`;
@@ -242,6 +248,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
       strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
       stoppingForMs: byName(stopping.observe(scope, o.pods.filter((p) => p.metadata?.deletionTimestamp).map(keyOf), nowMs)),
+      stalledForMs: byName(catchUp.observe(scope, new Map(lagging.map((p) => [keyOf(p), behind.get(p.metadata?.name ?? '') ?? Infinity])), nowMs)),
       // A removed member's claim counts from the removal recorded on it, across operator restarts.
       unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, [...orphaned, ...claims.leftEmpty].map(keyOf), nowMs)))
         .map(([name, ms]) => [name, Math.max(ms, ...orphaned.filter((c) => c.metadata?.name === name).map((c) => removedForMs(c, Date.now())))])),

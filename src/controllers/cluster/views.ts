@@ -92,6 +92,7 @@ export interface PlannerSettings {
   claimGraceMs: number;
   learnerMaxLag: number;
   stuckStoppingAfterMs: number;
+  stalledAfterMs: number;
 }
 
 /** What the operator's own clock says of a cluster's members and claims (see Durations). */
@@ -100,6 +101,7 @@ export interface Timings {
   strandedForMs: Record<string, number>;
   unclaimedForMs: Record<string, number>;
   stoppingForMs: Record<string, number>;
+  stalledForMs: Record<string, number>;
 }
 
 /** The backup a lost majority would be rebuilt from, or why the newest one is refused. */
