@@ -9,7 +9,7 @@ export const VERSION = 'v1beta2';
 /** An EtcdCluster's path on the API server. */
 export const clusterPath = (namespace: string, name: string): string => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters/${name}`;
 export const DEFAULT_REPOSITORY = 'quay.io/coreos/etcd';
-export const DEFAULT_ETCD_VERSION = '3.5.17';
+export const DEFAULT_ETCD_VERSION = '3.5.35';
 /** Semantic version; a leading "v" is tolerated, as the CoreOS operator did. */
 export const SEMVER_PATTERN = '^v?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$';
 

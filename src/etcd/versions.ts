@@ -19,6 +19,12 @@ export function compareVersions(a: Version, b: Version): number {
   return a.major - b.major || a.minor - b.minor || a.patch - b.patch;
 }
 
+/** Whether `version` is `floor` or a later release; a version that does not parse is not. */
+export function atLeast(version: string, floor: string): boolean {
+  const [v, f] = [parseVersion(version), parseVersion(floor)];
+  return v !== undefined && f !== undefined && compareVersions(v, f) >= 0;
+}
+
 /** Version strings in version order (not string order: 3.10 is above 3.9); what does not parse is left out. */
 function sorted(versions: readonly string[]): string[] {
   const parsed = versions.flatMap((text) => {

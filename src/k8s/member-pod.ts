@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { V1Container, V1Pod, V1PodSpec, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
 import type { ClusterAddress } from '../etcd/identity.js';
 import { imageOf } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
-import { parseVersion } from '../etcd/versions.js';
+import { atLeast, parseVersion } from '../etcd/versions.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION, clusterLabels } from './labels.js';
 import { MEMBER_TLS_DIR, SECRET_KEYS } from './tls-secrets.js';
 import type { TlsSecretNames } from './tls-secrets.js';
@@ -29,10 +29,11 @@ export interface RestoreSource {
 
 
 /**
- * The pod condition the operator sets True once the pod's member is a voter. A learner answers etcd's health
- * check but refuses most client requests; with this gate its pod is not Ready, so the client Service's
- * EndpointSlice leaves it out until it is promoted (which etcd allows only once it has caught up). Pods made
- * before the gate was added have none, and are Ready on etcd's health alone, as before.
+ * The pod condition the operator sets True once the pod's member is a voter. A learner refuses most client
+ * requests, yet passes etcd's /health on 3.6 once caught up, and /readyz fails it only from 3.5.19: with this gate
+ * its pod is not Ready on any version or probe, so the client Service's EndpointSlice leaves it out until it is
+ * promoted (which etcd allows only once it has caught up). Pods made before the gate was added have none, and
+ * are Ready on their readiness probe alone, as before.
  */
 export const VOTER_GATE = 'etcd.database.coreos.com/voter';
 
@@ -185,6 +186,67 @@ export function corruptionCheckFlags(version: string, periodSeconds: number): st
   return ['--experimental-initial-corrupt-check=true', '--experimental-compact-hash-check-enabled=true', `--experimental-corrupt-check-time=${periodSeconds}s`];
 }
 
+/**
+ * How long etcd may be busy with one pass over its whole database before it is judged wedged. A
+ * defragmentation holds every read of the store until it ends (the operator waits this long for one); a start
+ * loads the database, replays the log and hashes the data before the metrics listener opens.
+ */
+export const WHOLE_DATABASE_PASS_SECONDS = 600;
+
+/** How a probe asks. */
+type ProbeHandler = Pick<V1Probe, 'httpGet' | 'tcpSocket'>;
+
+/** What the probes ask etcd: whether its own store answers, and whether it serves clients. */
+interface ProbeChecks { storeAnswers: ProbeHandler; serves: ProbeHandler }
+
+/** On the plain metrics listener (--listen-metrics-urls), which serves these under TLS too. */
+const metricsGet = (path: string): ProbeHandler => ({ httpGet: { path, port: METRICS_PORT } });
+
+/** A leader, a linearizable read, and no alarm but NOSPACE: a member out of space still serves reads and deletes. */
+const HEALTH = metricsGet('/health?exclude=NOSPACE');
+
+/**
+ * The checks of each etcd release, newest first; a member gets the first whose release it has reached. Alarms are
+ * the cluster's, not the member's, and a restart clears none: the store checks ignore them.
+ */
+const PROBE_CHECKS: readonly { since: string; checks: ProbeChecks }[] = [
+  // /livez: a serializable read of the local store, nothing else. /readyz: that, a linearizable read (a leader
+  // and a quorum), no CORRUPT alarm, and from 3.5.19 and 3.6.0 not a learner.
+  { since: '3.5.11', checks: { storeAnswers: metricsGet('/livez'), serves: metricsGet('/readyz') } },
+  // serializable=true skips /health's leader check and reads locally.
+  { since: '3.5.3', checks: { storeAnswers: metricsGet('/health?serializable=true&exclude=NOSPACE&exclude=CORRUPT'), serves: HEALTH } },
+];
+
+/**
+ * Before 3.5.3 /health ignores serializable and needs a leader: only the metrics listener is asked to accept, which
+ * it does once etcd has started (the peer listener opens before the log is replayed).
+ */
+const OLDEST_CHECKS: ProbeChecks = { storeAnswers: { tcpSocket: { port: METRICS_PORT } }, serves: HEALTH };
+
+const probeChecks = (version: string): ProbeChecks => PROBE_CHECKS.find((c) => atLeast(version, c.since))?.checks ?? OLDEST_CHECKS;
+
+/** Probing every `periodSeconds`, failing only after `seconds` of failures. */
+const failingAfter = (seconds: number, periodSeconds: number): Pick<V1Probe, 'periodSeconds' | 'failureThreshold'> =>
+  ({ periodSeconds, failureThreshold: Math.ceil(seconds / periodSeconds) });
+
+/**
+ * A member's probes. None depends on quorum but readiness: a liveness probe that failed without a leader would
+ * restart every member of a partitioned cluster. Started and alive: the local store answers, within the time one
+ * pass over the whole database may take (a start's replay, a defragmentation). Ready: etcd serves clients. Outside
+ * the settings digest: running members keep the probes they were made with, and new pods get these.
+ */
+export function memberProbes(version: string): Pick<V1Container, 'startupProbe' | 'readinessProbe' | 'livenessProbe'> {
+  const { storeAnswers, serves } = probeChecks(version);
+  return {
+    // Every second, so that a member that starts at once is soon Ready (readiness waits for it).
+    startupProbe: { ...storeAnswers, ...failingAfter(WHOLE_DATABASE_PASS_SECONDS, 1), timeoutSeconds: 5 },
+    // Out of the Service after three failures in a row, each a read slower than 5 s or refused: a loaded member is
+    // not dropped for one slow answer, and one without a leader is out within about 15 s.
+    readinessProbe: { ...serves, periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 3 },
+    livenessProbe: { ...storeAnswers, ...failingAfter(WHOLE_DATABASE_PASS_SECONDS, 10), timeoutSeconds: 10 },
+  };
+}
+
 /** The failure domains members spread over, widest first. */
 const SPREAD_KEYS = [ZONE_LABEL, 'kubernetes.io/hostname'];
 
@@ -270,11 +332,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
           { name: 'peer', containerPort: PEER_PORT },
           { name: 'metrics', containerPort: METRICS_PORT },
         ],
-        // Ready: etcd's own health (a leader, no alarm), on the plain metrics listener even under TLS. A member
-        // out of space still serves reads and deletes, and the operator is recovering it: it stays in the Service.
-        readinessProbe: { httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT }, periodSeconds: 2, failureThreshold: 3 },
-        // Alive: the peer port accepts connections. Not /health, or losing quorum would restart every member.
-        livenessProbe: { tcpSocket: { port: PEER_PORT }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+        ...memberProbes(i.version),
         ...(policy.resources ? { resources: { limits: asStrings(policy.resources.limits), requests: asStrings(policy.resources.requests) } } : {}),
         volumeMounts: [
           { name: DATA_VOLUME, mountPath: '/var/etcd' },

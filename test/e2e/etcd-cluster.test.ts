@@ -50,7 +50,7 @@ test('EtcdCluster end to end: the CoreOS manifest applied with kubectl comes up;
   t.diagnostic(`3 members Available ${Date.now() - started} ms after create`);
   const status = up.status;
   assert.ok(status);
-  assert.equal(status.currentVersion, '3.5.17');
+  assert.equal(status.currentVersion, '3.5.35', 'the version the manifest names');
   assert.equal(status.serviceName, 'example-client');
   assert.ok(status.leader && memberSet(up).includes(status.leader), 'a ready member leads');
   const pdb = (await transport.call('GET', `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets/example`)) as { spec?: { minAvailable?: number; unhealthyPodEvictionPolicy?: string }; status?: { disruptionsAllowed?: number } };

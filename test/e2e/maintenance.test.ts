@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DEFAULT_ETCD_VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
@@ -16,7 +17,7 @@ test('NOSPACE: a filled quota is recovered (compact, defragment each member, dis
   });
   const reports = running.status?.memberStatus ?? [];
   assert.equal(reports.filter((m) => m.isLeader).length, 1, 'one leader among the member reports');
-  assert.ok(reports.every((m) => (m.dbSize ?? 0) > 0 && (m.raftIndex ?? 0) > 0 && m.version === '3.5.17'));
+  assert.ok(reports.every((m) => (m.dbSize ?? 0) > 0 && (m.raftIndex ?? 0) > 0 && m.version === DEFAULT_ETCD_VERSION));
 
   const ip = (await bed.core.readNamespacedService({ name: 'full-client', namespace: bed.namespace })).spec?.clusterIP ?? '';
   const endpoint = `http://${ip}:2379`;

@@ -54,8 +54,8 @@ test('the seed article\'s manifest (etcd 3.2.13) is refused at admission naming 
   const refused = apply(bed.namespace, SEED_MANIFEST);
   assert.ok(!refused.ok, 'refused');
   t.diagnostic(refused.output.trim());
-  assert.match(refused.output, /spec\.version: Invalid value.*etcd 3\.2\.13 is not supported: the oldest version the operator runs is 3\.5\.0.*use 3\.5\.17/);
-  const applied = apply(bed.namespace, SEED_MANIFEST.replace('3.2.13', '3.5.17'));
+  assert.match(refused.output, /spec\.version: Invalid value.*etcd 3\.2\.13 is not supported: the oldest version the operator runs is 3\.5\.0.*use 3\.5\.35/);
+  const applied = apply(bed.namespace, SEED_MANIFEST.replace('3.2.13', '3.5.35'));
   assert.ok(applied.ok, applied.output);
   await eventually('3 members', 180_000, () => bed.settledMembers('example-etcd-cluster', 3));
   const degraded = (await bed.get('example-etcd-cluster')).status?.conditions?.find((c) => c.type === 'Degraded');
@@ -71,7 +71,7 @@ test('the seed article\'s manifest (etcd 3.2.13) is refused at admission naming 
 const faults: { name: string; spec: ClusterSpec; reason: string; cause: RegExp; fix?: Record<string, unknown> }[] = [
   {
     name: 'no-image', spec: { size: 1, repository: 'registry.invalid/etcd' }, reason: 'ImagePullFailed',
-    cause: /member pod no-image-[0-9a-f]{8} cannot pull image registry\.invalid\/etcd:v3\.5\.17 .*check both/, fix: { repository: 'quay.io/coreos/etcd' },
+    cause: /member pod no-image-[0-9a-f]{8} cannot pull image registry\.invalid\/etcd:v3\.5\.35 .*check both/, fix: { repository: 'quay.io/coreos/etcd' },
   },
   {
     name: 'no-node', spec: { size: 1, pod: { nodeSelector: { 'example.com/disk': 'none' } } }, reason: 'Unschedulable',

@@ -21,8 +21,8 @@ const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
 test('fromSurvivor on volumes, 2 of 3 nodes killed: a person is told how to confirm they are gone; confirmed, the survivor recovers the cluster to 3 with every key, before the nodes return', async (t) => {
   const bed = await testbed(t, 'survivor-nodes');
   const operator = startOperator(t, bed.namespace, ['--keep-removed-claims', '30']);
-  // A release whose --force-new-cluster keeps what the database holds (3.5.22+).
-  await bed.create('kept', { size: 3, version: '3.5.35', pod: ON_VOLUMES, restorePolicy: { fromSurvivor: 'auto' } });
+  // The default version's --force-new-cluster keeps what the database holds (3.5.22+).
+  await bed.create('kept', { size: 3, pod: ON_VOLUMES, restorePolicy: { fromSurvivor: 'auto' } });
   const founders = await eventually('3 members, one a node', 240_000, () => membersOnEveryNode(bed, 'kept', 3));
   const endpoint = await bed.clientEndpoint('kept');
   const keys = Array.from({ length: 500 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);

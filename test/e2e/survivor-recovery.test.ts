@@ -9,8 +9,8 @@ import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 test('with volumes, 2 of 3 members lost for good: the opt-in recovery restarts the survivor alone and scales back to 3 with every key it had', async (t) => {
   const bed = await testbed(t, 'survivor');
   const operator = startOperator(t, bed.namespace);
-  // A release whose --force-new-cluster keeps what the database holds (3.5.22+); the default 3.5.17 is refused for it.
-  await bed.create('kept', { size: 3, version: '3.5.35', pod: ON_VOLUMES, restorePolicy: { fromSurvivor: 'auto' } });
+  // The default version's --force-new-cluster keeps what the database holds (3.5.22+; 3.5.17 is refused for it).
+  await bed.create('kept', { size: 3, pod: ON_VOLUMES, restorePolicy: { fromSurvivor: 'auto' } });
   const running = async (): Promise<EtcdCluster | undefined> => {
     const c = await bed.get('kept');
     const pods = await bed.pods('kept');

@@ -56,7 +56,7 @@ const rejected: [string, unknown, RegExp][] = [
   ['compaction-revision-unit', { size: 3, autoCompaction: { mode: 'revision', retention: '10h' } }, /spec\.autoCompaction.*revision retention is a number/],
   ['defrag-percent', { size: 3, defragmentation: { unusedPercent: 100 } }, /spec\.defragmentation\.unusedPercent.*less than or equal to 99/],
   // Issue 17: the manifest of the Operator articles, verbatim; etcd before 3.5 is refused, naming what to use.
-  ['example-etcd-cluster', { size: 3, version: '3.2.13' }, /spec\.version.*etcd 3\.2\.13 is not supported: the oldest version the operator runs is 3\.5\.0.*use 3\.5\.17/],
+  ['example-etcd-cluster', { size: 3, version: '3.2.13' }, /spec\.version.*etcd 3\.2\.13 is not supported: the oldest version the operator runs is 3\.5\.0.*use 3\.5\.35/],
   ['version-3-4', { size: 3, version: 'v3.4.27' }, /spec\.version.*etcd v3\.4\.27 is not supported/],
   ['quantity-bad', { size: 3, pod: { resources: { requests: { cpu: 'lots' } } } }, /spec\.pod\.resources\.requests.*not a quantity/],
   ['requests-over-limits', { size: 3, pod: { resources: { requests: { memory: '1Gi', cpu: 1 }, limits: { memory: '512Mi', cpu: '2' } } } },

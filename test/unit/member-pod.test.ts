@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { configDigest, corruptionCheckFlags, memberPod } from '../../src/k8s/member-pod.js';
+import { METRICS_PORT, WHOLE_DATABASE_PASS_SECONDS, configDigest, corruptionCheckFlags, memberPod, memberProbes } from '../../src/k8s/member-pod.js';
 import { podView } from '../../src/controllers/cluster/views.js';
 import { imageOf, RESERVED_ETCD_ENV } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
+import type { V1Probe } from '@kubernetes/client-node';
 import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
 import { snapshotPod } from '../../src/k8s/snapshot-pod.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../src/k8s/disruption-budget.js';
@@ -44,7 +45,6 @@ test('the member pod runs etcd with its identity and the cluster token, owned by
   assert.equal(owner.uid, 'uid-1');
   assert.equal(owner.controller, true);
   assert.equal(metadata.annotations?.['etcd.database.coreos.com/initial-cluster'], 'a,b');
-  assert.deepEqual(spec.containers[0]?.livenessProbe?.tcpSocket?.port, 2380, 'liveness does not depend on quorum');
   assert.equal(spec.volumes?.[0]?.emptyDir !== undefined, true);
   assert.equal(memberPod(input({ withClaim: true })).spec?.volumes?.[0]?.persistentVolumeClaim?.claimName, 'example-0a1b2c3d');
 });
@@ -56,6 +56,47 @@ test('etcd\'s last words are its termination message, and pods made before it ar
   const earlier = structuredClone(made);
   delete earlier.spec?.containers[0]?.terminationMessagePolicy;
   assert.equal(podView(earlier).config, configDigest({ size: 3, quotaBackendBytes: 2 ** 30 }));
+});
+
+test('probes follow the member\'s etcd version: /livez and /readyz from 3.5.11, /health before (issue 33)', () => {
+  const paths = (version: string): (string | number | undefined)[] => {
+    const p = memberProbes(version);
+    return [p.startupProbe, p.livenessProbe, p.readinessProbe].map((x) => x?.httpGet?.path ?? x?.tcpSocket?.port);
+  };
+  for (const version of ['3.5.11', '3.5.17', '3.5.35', '3.6.5', 'v3.6.5']) assert.deepEqual(paths(version), ['/livez', '/livez', '/readyz'], version);
+  const serializable = '/health?serializable=true&exclude=NOSPACE&exclude=CORRUPT';
+  assert.deepEqual(paths('3.5.10'), [serializable, serializable, '/health?exclude=NOSPACE'], 'before /livez: /health read locally, alarms aside');
+  assert.deepEqual(paths('3.5.2'), [METRICS_PORT, METRICS_PORT, '/health?exclude=NOSPACE'], 'before serializable=true: the metrics listener accepts');
+  const pod = memberPod(input({ version: '3.6.5' }));
+  const { startupProbe, livenessProbe, readinessProbe } = pod.spec?.containers[0] ?? {};
+  assert.deepEqual({ startupProbe, livenessProbe, readinessProbe }, memberProbes('3.6.5'), 'the pod carries its version\'s probes');
+});
+
+test('no probe but readiness needs a leader; liveness waits out a whole-database pass; readiness needs three slow answers (issue 33)', () => {
+  const askedLocally = (p: V1Probe | undefined): boolean => p?.tcpSocket !== undefined || p?.httpGet?.path === '/livez' || (p?.httpGet?.path ?? '').includes('serializable=true');
+  const windowSeconds = (p: V1Probe | undefined): number => (p?.periodSeconds ?? 10) * (p?.failureThreshold ?? 3);
+  for (const version of ['3.5.0', '3.5.2', '3.5.3', '3.5.10', '3.5.11', '3.5.18', '3.5.19', '3.5.35', '3.6.0', '3.6.5', '3.7.0', 'x']) {
+    const { startupProbe, livenessProbe, readinessProbe } = memberProbes(version);
+    for (const p of [startupProbe, livenessProbe, readinessProbe]) {
+      assert.equal(p?.httpGet?.port ?? p?.tcpSocket?.port, METRICS_PORT, `${version}: on the plain metrics listener, TLS or not`);
+    }
+    assert.ok(askedLocally(startupProbe) && askedLocally(livenessProbe), `${version}: a lost quorum restarts no member`);
+    assert.ok(windowSeconds(startupProbe) >= WHOLE_DATABASE_PASS_SECONDS, `${version}: a long replay is not killed`);
+    assert.ok(windowSeconds(livenessProbe) >= WHOLE_DATABASE_PASS_SECONDS, `${version}: nor a defragmentation the operator waits for`);
+    assert.ok((readinessProbe?.timeoutSeconds ?? 1) >= 5 && (readinessProbe?.failureThreshold ?? 1) >= 3, `${version}: one slow answer does not drop a member`);
+    assert.ok(windowSeconds(readinessProbe) <= 10, `${version}: a member that fails fast leaves the Service within 10 s`);
+  }
+});
+
+test('pods made with earlier probes are on the same settings: upgrading the operator rolls no member (issue 33)', () => {
+  const made = memberPod(input({ spec: { size: 3, quotaBackendBytes: 2 ** 30 } }));
+  const earlier = structuredClone(made);
+  const [etcd] = earlier.spec?.containers ?? [];
+  assert.ok(etcd);
+  delete etcd.startupProbe;
+  etcd.readinessProbe = { httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT }, periodSeconds: 2, failureThreshold: 3 };
+  etcd.livenessProbe = { tcpSocket: { port: 2380 }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 };
+  assert.equal(podView(earlier).config, podView(made).config);
 });
 
 test('the image is the spec repository tagged with the v-prefixed version the member runs', () => {

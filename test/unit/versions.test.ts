@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_ETCD_VERSION } from '../../src/api/etcd-cluster.js';
 import { forceNewClusterKeepsData, highestVersion, lowestVersion, upgradeVerdict } from '../../src/etcd/versions.js';
 
 const reason = (running: string[], target: string): string => {
@@ -32,4 +34,11 @@ test('etcd’s upgrade rules: patches both ways, one minor up at a time from a l
 test('--force-new-cluster keeps what the database holds from 3.5.22 and 3.6.1 on (etcd issue 20009), and in every later minor', () => {
   assert.deepEqual(['3.5.17', '3.5.21', '3.5.22', '3.5.35', '3.6.0', '3.6.1', '3.6.5', '3.7.0', '3.4.27', 'x'].map(forceNewClusterKeepsData),
     [false, false, true, true, false, true, true, true, false, false]);
+});
+
+test('the default version recovers a survivor without losing writes, is a step from which 3.6 can be reached, and the lab has its image', () => {
+  assert.ok(forceNewClusterKeepsData(DEFAULT_ETCD_VERSION), 'survivor recovery runs on it');
+  assert.equal(reason([DEFAULT_ETCD_VERSION], '3.6.5'), 'allowed', 'at or past the 3.6 upgrade floor');
+  const labVersions = /^ETCD_VERSIONS="([^"]*)"$/m.exec(readFileSync(new URL('../../../lab/build/versions.env', import.meta.url), 'utf8'))?.[1]?.split(' ') ?? [];
+  assert.ok(labVersions.includes(`v${DEFAULT_ETCD_VERSION}`), `the lab builds v${DEFAULT_ETCD_VERSION}`);
 });

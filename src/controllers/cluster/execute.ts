@@ -7,7 +7,7 @@ import { compactedAway } from '../../etcd/etcd-error.js';
 import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
-import { memberPod } from '../../k8s/member-pod.js';
+import { WHOLE_DATABASE_PASS_SECONDS, memberPod } from '../../k8s/member-pod.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { claimRetention, memberClaim } from '../../k8s/member-claim.js';
 import { adoptClaim, claimPath, markRemoved } from './claims.js';
@@ -27,8 +27,8 @@ export interface ExecutionContext {
   log: Logger;
 }
 
-/** Defragmentation rewrites a whole database file; a large one takes minutes. */
-const DEFRAGMENT_TIMEOUT_MS = 10 * 60_000;
+/** Defragmentation rewrites a whole database file; a large one takes minutes (member liveness allows as long). */
+const DEFRAGMENT_TIMEOUT_MS = WHOLE_DATABASE_PASS_SECONDS * 1000;
 
 /** etcd refusals that mean "not now" (strict reconfiguration check, learner not caught up): retry soon. */
 const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync/;

@@ -17,8 +17,9 @@ const conditionTrue = (pod: V1Pod, type: string): boolean => pod.status?.conditi
 export const podReady = (pod: V1Pod): boolean => conditionTrue(pod, 'Ready');
 
 /**
- * etcd's own health, whatever the voter gate says: what the planner judges a member by (a learner must count as
- * up to be promoted, and its gate opens only after that).
+ * etcd's own readiness probe, whatever the voter gate says: what status counts as ready and the planner waits for
+ * before a membership change. A learner fails it where /readyz asks for a voter (3.5.19+, 3.6): the planner
+ * promotes a learner on its answers and raft index, never on this, and its gate opens only after that.
  */
 export const etcdHealthy = (pod: V1Pod): boolean => conditionTrue(pod, 'ContainersReady');
 
