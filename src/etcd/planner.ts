@@ -1122,8 +1122,8 @@ function expiredClaim(s: ClusterState): Action | undefined {
   const past = (name: string): boolean => (s.unclaimedForMs[name] ?? 0) > s.claimGraceMs && !s.members?.some((m) => m.name === name) && !s.pods.some((p) => p.name === name);
   const setAside = s.claimMarks.setAside.find(past);
   if (setAside) return { type: 'DeleteClaim', member: setAside, reason: `claim of no member for ${Math.round(s.claimGraceMs / 1000)} s` };
-  const empty = s.retained.find((c) => c.neverRan && past(c.name));
-  if (empty) return { type: 'DeleteClaim', member: empty.name, reason: `a claim a deleted cluster of this name left, whose member never ran on it, unused for ${Math.round(s.claimGraceMs / 1000)} s` };
+  // A claim a deleted cluster left is never deleted here, "never ran" mark or not: the mark can be stale (see
+  // leftClaimsCondition), and the claim may hold acknowledged writes.
   return undefined;
 }
 

@@ -50,9 +50,39 @@ test('a bootstrap on volumes that never ran: fixing the version starts it, and d
   const inUse = claims.filter((c) => again.includes(c.metadata?.name ?? ''));
   assert.equal(inUse.length, 3);
   assert.ok(inUse.every((c) => uidOf(c) === recreated.metadata.uid), 'the claims in use are the new cluster\'s');
-  // The first incarnation's claims, which never held data, are left aside (deleted after the claim grace period).
+  // The first incarnation's claims, which should hold no data, are left alone (a "never ran" mark may be stale)
+  // and named in a condition for a person to delete.
   const left = claims.filter((c) => !again.includes(c.metadata?.name ?? ''));
+  const named = await eventually('the claims left named in a condition', 30_000, async () =>
+    (await bed.get('again')).status?.conditions?.find((c) => c.type === 'ClaimsLeft' && c.status === 'True'));
+  for (const c of left) assert.ok(named.message?.includes(`${c.metadata?.name ?? ''} (says its member never ran)`), named.message);
   t.diagnostic(`left aside: ${left.map((c) => `${c.metadata?.name ?? ''} (${c.metadata?.annotations?.['etcd.database.coreos.com/member-started'] ?? '?'})`).join(', ')}`);
   assert.ok(left.every((c) => uidOf(c) !== recreated.metadata.uid && c.metadata?.annotations?.['etcd.database.coreos.com/member-started'] === 'false'), 'only never-ran claims of the first incarnation are left');
+  operator.succeeded();
+});
+
+test('a claim whose "never ran" mark is stale (its member ran while the operator was stopped) is never deleted: it is kept and named (issue 32, trial)', async (t) => {
+  const bed = await testbed(t, 'stale-mark');
+  let operator = startOperator(t, bed.namespace, ['--keep-removed-claims', '20']);
+  await bed.create('stale', { size: 1, pod: ON_VOLUMES });
+  const [member = ''] = await eventually('its member running', 120_000, () => bed.settledMembers('stale', 1));
+  const endpoint = await bed.clientEndpoint('stale');
+  await eventually('a write', 30_000, () => etcdPut(endpoint, 'acknowledged', 'yes'));
+  // As the claim is left when the operator stops between making the pod and seeing its etcd start.
+  await operator.stop();
+  await bed.transport.call('PATCH', `/api/v1/namespaces/${bed.namespace}/persistentvolumeclaims/${member}`,
+    { metadata: { annotations: { 'etcd.database.coreos.com/member-started': 'false' } } }, 'application/merge-patch+json');
+  await bed.transport.call('DELETE', `${bed.path}/stale`);
+  await eventually('its pod gone', 60_000, async () => ((await bed.pods('stale')).length === 0) || undefined);
+  operator = startOperator(t, bed.namespace, ['--keep-removed-claims', '20']);
+  await bed.create('stale', { size: 1, pod: ON_VOLUMES });
+  await eventually('a new member', 120_000, () => bed.settledMembers('stale', 1));
+  const told = await eventually('the claim named', 30_000, async () =>
+    (await bed.get('stale')).status?.conditions?.find((c) => c.type === 'ClaimsLeft' && c.status === 'True'));
+  assert.match(told.message ?? '', new RegExp(`${member} \\(says its member never ran\\)`));
+  // Well past the grace period for claims of no member.
+  await new Promise((r) => setTimeout(r, 45_000));
+  const kept = await bed.core.readNamespacedPersistentVolumeClaim({ name: member, namespace: bed.namespace }).then((c) => !c.metadata?.deletionTimestamp, () => false);
+  assert.ok(kept, `claim ${member}, holding an acknowledged write, is kept`);
   operator.succeeded();
 });

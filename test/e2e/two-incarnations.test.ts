@@ -57,6 +57,9 @@ test('claims of two incarnations of one name: the newest is adopted, the other n
   const adopted = await eventually('an Event naming the claims left alone', 30_000, async () => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
     .find((e) => e.involvedObject.name === 'twice' && /of an earlier incarnation are left alone/.test(e.message ?? '')));
   for (const m of first) assert.ok(adopted.message?.includes(m), `names ${m}: ${adopted.message ?? ''}`);
+  const told = await eventually('a condition naming them', 30_000, async () =>
+    (await bed.get('twice')).status?.conditions?.find((c) => c.type === 'ClaimsLeft' && c.status === 'True'));
+  for (const m of first) assert.ok(told.message?.includes(m), `the condition names ${m}: ${told.message ?? ''}`);
   // Left alone: still there, for a person to delete once their data is not needed.
   const left = (await claimsOf()).map((c) => c.metadata?.name ?? '').filter((c) => first.includes(c));
   assert.deepEqual(left.sort(), first);

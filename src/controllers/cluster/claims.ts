@@ -15,8 +15,6 @@ export const claimPath = (a: ClusterAddress, member: string): string => `/api/v1
 export interface SortedClaims {
   own: V1PersistentVolumeClaim[];
   retained: RetainedClaim[];
-  /** The retained claims that say their member never ran: deleted after the grace period, timed from these. */
-  leftEmpty: V1PersistentVolumeClaim[];
 }
 
 /**
@@ -34,7 +32,7 @@ export function sortClaims(labelled: V1PersistentVolumeClaim[], uid: string, boo
   const adopting = (c: V1PersistentVolumeClaim): boolean => offerRetained && !bootstrapped && adoptedFrom(c) !== undefined;
   const own = claimsOf(live, uid).filter((c) => !adopting(c));
   const retained = offerRetained ? live.filter((c) => !own.includes(c)) : [];
-  return { own, retained: retained.map(retainedClaim), leftEmpty: retained.filter((c) => memberStarted(c) === false) };
+  return { own, retained: retained.map(retainedClaim) };
 }
 
 /** The claims of this incarnation (adopted ones too, finished or not), whatever else is known. */

@@ -9,6 +9,7 @@ const TOLD_CONDITIONS: [string, (c: Condition) => boolean, 'Normal' | 'Warning']
   ['Degraded', (c) => c.status === 'True' && [...TROUBLE_REASONS, 'Refused'].some((r) => r === c.reason), 'Warning'],
   ['MembersSpread', (c) => c.status === 'False', 'Warning'],
   ['UnusedFields', (c) => c.status === 'True', 'Normal'],
+  ['ClaimsLeft', (c) => c.status === 'True', 'Normal'],
 ];
 
 export interface ConditionEvent {

@@ -229,8 +229,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
    * Times, on this process's clock, each listed member's silence (per pod: a new pod starts afresh), its
    * silence on a lost node (stopping pods too: one on a lost node never stops), each pod stopping, each member
    * behind its leader coming no closer (per pod), and each claim of no member (per claim). Without a member list
-   * none is judged, and all start again; a claim a deleted cluster left whose member never ran is no member's
-   * whatever etcd says, and is always timed. All of it is in memory: an operator that restarts (or a standby
+   * none is judged, and all start again. All of it is in memory: an operator that restarts (or a standby
    * that takes over) counts each afresh, which only ever delays the rule that acts on it, never hastens it.
    */
   function clock(scope: string, o: Observed, claims: SortedClaims, nowMs: number): Timings {
@@ -250,7 +249,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       stoppingForMs: byName(stopping.observe(scope, o.pods.filter((p) => p.metadata?.deletionTimestamp).map(keyOf), nowMs)),
       stalledForMs: byName(catchUp.observe(scope, new Map(lagging.map((p) => [keyOf(p), behind.get(p.metadata?.name ?? '') ?? Infinity])), nowMs)),
       // A removed member's claim counts from the removal recorded on it, across operator restarts.
-      unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, [...orphaned, ...claims.leftEmpty].map(keyOf), nowMs)))
+      unclaimedForMs: Object.fromEntries(Object.entries(byName(unclaimed.observe(scope, orphaned.map(keyOf), nowMs)))
         .map(([name, ms]) => [name, Math.max(ms, ...orphaned.filter((c) => c.metadata?.name === name).map((c) => removedForMs(c, Date.now())))])),
     };
   }

@@ -6,6 +6,7 @@ import type { EtcdStatus } from '../../etcd/client.js';
 import { CLIENT_PORT } from '../../etcd/identity.js';
 import { clusterLabels, labelSelector } from '../../k8s/labels.js';
 import { unusedFieldsCondition } from './unused-fields.js';
+import { leftClaimsCondition } from './left-claims.js';
 
 /** Sets a condition, keeping its lastTransitionTime unless its status changes. */
 function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: string): Condition {
@@ -194,6 +195,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const generation = cluster.metadata.generation;
   const recovery = noSpaceRecovery(prev, s, action);
   const unused = unusedFieldsCondition(cluster.spec);
+  const left = leftClaimsCondition(bootstrapped, s.retained);
   return {
     phase,
     ...(action.type === 'QuorumLost' ? { reason: action.reason } : {}),
@@ -222,6 +224,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, upgradeCondition(s), now),
       condition(prev?.conditions, spreadCondition(memberPods, s.members && voters.map((v) => v.name)), now),
       ...(unused ? [condition(prev?.conditions, unused, now)] : []),
+      ...(left ? [condition(prev?.conditions, left, now)] : []),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({
       name, id: x.memberId, version: x.version, isLeader: x.leaderId !== '' && x.leaderId === x.memberId, isLearner: x.isLearner,
