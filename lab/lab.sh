@@ -4,7 +4,9 @@
 #   lab/lab.sh up      build what is missing (cached), start everything, print the admin kubeconfig path
 #   lab/lab.sh down    heal every fault, stop every lab process by its recorded PID, wipe the runtime state
 #   lab/lab.sh status  one line per component and per node, with the node's readiness
-#   lab/lab.sh build   only build the cached binaries and images (MinIO and Helm too, which `up` builds behind)
+#   lab/lab.sh build   only build the cached binaries and images (MinIO, Helm and the CoreOS operator's images too,
+#                      which `up` builds behind)
+#   lab/lab.sh import-images   import on every running node the cached images it lacks (those built behind the lab)
 #   lab/lab.sh restart-apiserver          stop and start kube-apiserver (tests of watch recovery use it)
 #   lab/lab.sh fault KIND TARGET [ARG] [--for SECONDS]   inject a fault (kinds: lab/fault.sh)
 #   lab/lab.sh heal KIND TARGET | all     undo one fault, or every fault in force
@@ -34,15 +36,38 @@ build_core() {
   bash "$LAB_SRC_DIR/build/images.sh"
 }
 
-# Tools only some tests use: the S3 server (MinIO) and Helm, about a third of a first build.
-EXTRA_TOOLS="minio helm"
+# Tools only some tests use: the S3 server (MinIO), Helm, and the archived CoreOS operator with its images (the
+# adoption tests run it), about half of a first build.
+EXTRA_TOOLS="minio helm coreos-operator"
 EXTRAS_STATUS="$LAB_CACHE/extras.status" # "building PID", "built", or "failed: ..."
+COREOS_FACTS="$LAB_CACHE/coreos-operator/images.json" # written last by build/coreos-operator.sh
 build_extras() {
   local tool
   for tool in $EXTRA_TOOLS; do
     bash "$LAB_SRC_DIR/build/$tool.sh" || { echo "failed: $tool (see $LAB_CACHE/extras.log)" > "$EXTRAS_STATUS"; return 1; }
   done
+  import_images_on_nodes || true # onto a running lab's nodes, now that they are built
   echo built > "$EXTRAS_STATUS"
+}
+
+# The images built behind the lab go onto its nodes behind it too (a new node starts with the lab's own only), so
+# that `up` does not wait for them; a test that needs them imports what is missing (test/support/lab.ts, coreosImages).
+import_extras_behind() {
+  compgen -G "$LAB_CACHE/images/coreos-*.tar" >/dev/null || return 0
+  setsid nice -n 19 bash "$LAB_SRC_DIR/lab.sh" import-images > "$LAB_HOME/import-images.log" 2>&1 < /dev/null 9>&- &
+}
+
+# Idempotent. A node that is not running is skipped, and so is one whose containerd does not answer (a node-kill
+# fault freezes it): a later `import-images` gives it what it lacks.
+import_images_on_nodes() {
+  [ -d "$LAB_HOME/nodes" ] && pid_alive kube-apiserver || return 0
+  local n failed=0
+  for n in $(node_numbers); do
+    node_running "$n" || continue
+    timeout 10 ctr -a "$(node_sock "$n")" version >/dev/null 2>&1 || { log "$(node_name "$n"): containerd does not answer; images not imported"; continue; }
+    import_images "$n" extras || { log "importing images on $(node_name "$n") failed"; failed=1; }
+  done
+  return "$failed"
 }
 
 build() { build_core; build_extras; }
@@ -51,7 +76,8 @@ build() { build_core; build_extras; }
 # first tests run (most of a lab test's time is waiting), and a test that needs one waits for it
 # (test/support/lab.ts, labTool). Their state is in $EXTRAS_STATUS.
 build_extras_behind() {
-  [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && { echo built > "$EXTRAS_STATUS"; return 0; }
+  [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && [ -s "$COREOS_FACTS" ] &&
+    { echo built > "$EXTRAS_STATUS"; return 0; }
   local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null || true) # none on a first up
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && return 0
   setsid nice -n 19 bash "$LAB_SRC_DIR/lab.sh" build-extras > "$LAB_CACHE/extras.log" 2>&1 < /dev/null 9>&- &
@@ -68,7 +94,10 @@ up() {
   heal all
   # Idempotent: a lab that is whole is left as it is (restarting parts of it would drop its pods' traffic).
   # The facts are written again all the same: a newer checkout may know more of them.
-  if all_running && all_nodes_ready; then write_lab_facts; log "lab is up"; echo "$LAB_HOME/admin.kubeconfig"; return 0; fi
+  if all_running && all_nodes_ready; then
+    import_extras_behind # what was built behind it since it started
+    write_lab_facts; log "lab is up"; echo "$LAB_HOME/admin.kubeconfig"; return 0
+  fi
   echo "$LAB_NODES" > "$LAB_HOME/node-count"
   # A new lab answers at the old address: kubectl's cached discovery of the last one would name stale kinds.
   rm -rf "${HOME:-/root}/.kube/cache/discovery/${LAB_HOST_IP}_6443"
@@ -84,6 +113,7 @@ up() {
   wait_for "$LAB_NODES nodes Ready" 120 all_nodes_ready
   wait_for "default service account" 60 default_sa_exists
   start_local_path
+  import_extras_behind
   write_lab_facts
   log "lab is up: $LAB_NODES nodes"
   echo "$LAB_HOME/admin.kubeconfig"
@@ -107,7 +137,7 @@ write_lab_facts() {
 {"kubeconfig": "$LAB_HOME/admin.kubeconfig", "dnsServer": "$LAB_HOST_IP", "clusterDomain": "cluster.local",
  "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images], "busyboxImage": "$BUSYBOX_IMAGE",
  "hostIP": "$LAB_HOST_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm",
- "extrasStatus": "$EXTRAS_STATUS", "apiserverEtcd": "http://127.0.0.1:$LAB_APISERVER_ETCD_PORT",
+ "extrasStatus": "$EXTRAS_STATUS", "coreos": "$COREOS_FACTS", "apiserverEtcd": "http://127.0.0.1:$LAB_APISERVER_ETCD_PORT",
  "storageClass": "local-path",
  "nodes": [$nodes]}
 JSON
@@ -182,8 +212,9 @@ case "${1:-}" in
   status) status ;;
   build) build ;;
   build-extras) build_extras ;;
+  import-images) import_images_on_nodes ;;
   restart-apiserver) stop_daemon kube-apiserver; start_apiserver ;;
   fault) shift; inject "$@" ;;
   heal) shift; heal "$@" ;;
-  *) echo "usage: lab/lab.sh up|down|status|build|build-extras|restart-apiserver|fault KIND TARGET [--for S]|heal KIND TARGET|heal all" >&2; exit 2 ;;
+  *) echo "usage: lab/lab.sh up|down|status|build|build-extras|import-images|restart-apiserver|fault KIND TARGET [--for S]|heal KIND TARGET|heal all" >&2; exit 2 ;;
 esac

@@ -85,14 +85,24 @@ CNI
 }
 
 # Imports every cached image archive that node n's containerd lacks (the operator's image is imported by
-# scripts/operator-image.sh, build by build).
-import_images() { # n
-  local sock archive tag; sock=$(node_sock "$1")
-  for archive in "$LAB_CACHE"/images/etcd-v*.tar "$LAB_CACHE/images/pause.tar" "$LAB_CACHE"/images/busybox-*.tar; do
-    tag=$(tar -xOf "$archive" manifest.json | sed -n 's/.*"RepoTags":\["\([^"]*\)".*/\1/p')
-    ctr -a "$sock" -n k8s.io images ls -q | grep -qx "$tag" && continue
-    ctr -a "$sock" -n k8s.io images import "$archive" >/dev/null
-  done
+# scripts/operator-image.sh, build by build): the lab's own, and with "extras" those built behind the lab, the CoreOS
+# operator's test bed (lab/build/coreos-operator.sh), which `lab.sh import-images` imports behind the lab too.
+# One import at a time per node (a test and the lab may both import); bounded, as a node may be frozen by a fault.
+import_images() { # n [extras]
+  local sock archive tag have archives; sock=$(node_sock "$1")
+  archives=("$LAB_CACHE"/images/etcd-v*.tar "$LAB_CACHE/images/pause.tar" "$LAB_CACHE"/images/busybox-*.tar)
+  [ "${2:-}" = extras ] && archives+=("$LAB_CACHE"/images/coreos-*.tar)
+  (
+    flock -w 300 8 || { log "another import holds $(node_dir "$1")/import.lock"; exit 1; }
+    have=$(timeout 60 ctr -a "$sock" -n k8s.io images ls -q)
+    for archive in "${archives[@]}"; do
+      [ -e "$archive" ] || continue
+      tag=$(tar -xOf "$archive" manifest.json | sed -n 's/.*"RepoTags":\["\([^"]*\)".*/\1/p')
+      grep -qx "$tag" <<< "$have" && continue
+      timeout 300 ctr -a "$sock" -n k8s.io images import "$archive" >/dev/null
+      log "imported $tag on $(node_name "$1")"
+    done
+  ) 8> "$(node_dir "$1")/import.lock"
 }
 
 start_node_kubelet() { # n

@@ -15,8 +15,8 @@ npm run --silent build
 shared=(); later=(); exclusive=()
 while IFS= read -r suite; do
   if grep -q '^// lab: exclusive' "$suite"; then exclusive+=("$suite")
-  # Suites that need MinIO or Helm go last: a first lab builds those behind it while the others run.
-  elif grep -qE 'startMinio\(|backupBed\(|labTool\(' "$suite"; then later+=("$suite")
+  # Suites that need MinIO, Helm or the CoreOS operator go last: a first lab builds those behind it while the others run.
+  elif grep -qE 'startMinio\(|backupBed\(|labTool\(|coreosImages\(|deployCoreOSOperator\(' "$suite"; then later+=("$suite")
   else shared+=("$suite"); fi
 done < <(find dist/test -name '*.test.js' | sort)
 shared+=("${later[@]}")

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
@@ -37,8 +39,13 @@ export interface LabFacts {
   minio: string;
   /** The Helm binary, for rendering the chart: through labTool, as it may still be building. */
   helm: string;
-  /** State of the build of those two, which a first `lab up` leaves running behind it. */
+  /** State of the build of those and of the CoreOS test bed, which a first `lab up` leaves running behind it. */
   extrasStatus: string;
+  /**
+   * What lab/build/coreos-operator.sh built for the CoreOS operator's test bed (a JSON file, CoreOSImages), once
+   * it is there: through coreosImages. Absent from the facts of a lab started by an older checkout.
+   */
+  coreos?: string;
   /** The Kubernetes API server's own etcd (client URL on the host): real Kubernetes data, for the codec bench. */
   apiserverEtcd: string;
 }
@@ -61,11 +68,12 @@ export function lab(): LabFacts {
 }
 
 /**
- * The path of a tool that a first `lab up` builds behind the lab (MinIO, Helm), once it is there: waits while
- * its build is under way (a cold build takes minutes), fails at once if the build failed or none is running.
+ * The path of a tool that a first `lab up` builds behind the lab (MinIO, Helm, the CoreOS test bed's facts), once
+ * it is there: waits while its build is under way (a cold build takes minutes), fails at once if the build failed
+ * or none is running.
  */
-export async function labTool(tool: 'minio' | 'helm'): Promise<string> {
-  const path = lab()[tool];
+export async function labTool(tool: 'minio' | 'helm' | 'coreos'): Promise<string> {
+  const path = tool === 'coreos' ? coreosFacts() : lab()[tool];
   const deadline = Date.now() + 40 * 60_000;
   for (;;) {
     if (existsSync(path)) return path;
@@ -74,6 +82,32 @@ export async function labTool(tool: 'minio' | 'helm'): Promise<string> {
     if (!builder || !alive(Number(builder)) || Date.now() > deadline) throw new Error(`${tool} is not built (${path}): ${status}; lab/lab.sh build builds it`);
     await new Promise((r) => setTimeout(r, 2000));
   }
+}
+
+/** Where lab/build/coreos-operator.sh writes its facts: named by lab.json, else in the cache as common.sh places it. */
+const coreosFacts = (): string =>
+  lab().coreos ?? join(process.env.ETCD_OPERATOR_CACHE ?? join(homedir(), '.cache/etcd-operator-lab'), 'coreos-operator/images.json');
+
+/** The images of the CoreOS operator's test bed (lab/build/coreos-operator.sh). */
+export interface CoreOSImages {
+  /** The archived CoreOS etcd-operator v0.9.4 (run it with -create-crd=false). */
+  operatorImage: string;
+  /** For spec.repository: CoreOS names member images `<repository>:v<version>`; one per lab etcd version, with a shell. */
+  etcdRepository: string;
+  /** The etcd versions packed under etcdRepository, without the v: what spec.version takes. */
+  etcdVersions: string[];
+  /** For spec.pod.busyboxImage: the members' check-dns init container resolves with it (the lab's busybox cannot). */
+  busyboxImage: string;
+}
+
+/**
+ * The CoreOS test bed's images, once they are built (behind the lab: waits for that build like labTool) and on
+ * every running node: imports what a node lacks (`lab.sh import-images`, idempotent, ~1 s per image and node).
+ */
+export async function coreosImages(): Promise<CoreOSImages> {
+  const path = await labTool('coreos');
+  await labCommand(['import-images']);
+  return JSON.parse(readFileSync(path, 'utf8')) as CoreOSImages;
 }
 
 const alive = (pid: number): boolean => {
