@@ -214,6 +214,12 @@ export interface ClusterState {
   stalledForMs: Record<string, number>;
   /** A member behind the leader that has come no closer for this long is stalled (CatchUpStalled). */
   stalledAfterMs: number;
+  /**
+   * How long no member has given the operator its member list, on the operator's own clock, while member pods
+   * run: every member silent to it (a NetworkPolicy, DNS, a CA changed under the members, a hung etcd). Absent
+   * while a member answers.
+   */
+  unheardForMs?: number;
   /** The version the spec asks for. */
   targetVersion: string;
   /** The digest of the settings the spec asks for. */
@@ -309,6 +315,7 @@ export const BLOCKED_CAUSES = {
   SurvivorLost: 'the member a recovery from a survivor restarts alone cannot run (its data or node is lost): bring its node back, or end the recovery (remove status.survivorRecovery) to choose another survivor, or restore from a backup',
   PodStuckStopping: 'a pod deleted on a live node has not stopped within stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs): see what holds it; once its containers stopped, force-delete it',
   CatchUpStalled: 'a member that answers has come no closer to the leader\'s log for stalledAfterMs (a slow or full disk, a network that drops its traffic, a snapshot it cannot take): check its disk, network and logs, or delete its pod to restart it; a learner, kept while nothing else waits on it, may also be removed (etcdctl member remove) to be added anew, or spec.size lowered',
+  Unreachable: 'member pods may run, but none has answered the operator past replaceAfterMs: see whether etcd runs, and what stands between the operator and the members (a NetworkPolicy, DNS, TLS)',
   TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits its learner (kept, not added anew): add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
@@ -642,7 +649,15 @@ function planWithoutMemberList(s: ClusterState, pods: PodView[], version: string
     if (kept.length < quorum(s.recordedMembers.length)) return quorumLost(s, `${lost} of ${s.recordedMembers.length} members are gone with their data; a majority is lost`);
   }
   if (!pods.some(mayRun)) return nodeLost(s);
-  return { type: 'Wait', awaiting: 'MembersAnswering', members: pods.filter(mayRun).map((p) => p.name), reason: 'no member answered; waiting for etcd' };
+  const running = pods.filter(mayRun).map((p) => p.name);
+  if ((s.unheardForMs ?? 0) > s.replaceAfterMs) {
+    return {
+      type: 'Blocked', cause: 'Unreachable',
+      reason: `pods ${running.join(', ')} may run etcd, but none has answered the operator for ${Math.round((s.unheardForMs ?? 0) / 1000)} s: see whether etcd runs `
+        + '(kubectl logs) and what stands between the operator and the members (a NetworkPolicy, DNS, TLS: a CA Secret made anew under running members)',
+    };
+  }
+  return { type: 'Wait', awaiting: 'MembersAnswering', members: running, reason: 'no member answered; waiting for etcd' };
 }
 
 /** A pod that may still run etcd by itself: not stopping, not failed for good, its data not lost, its node not lost. */

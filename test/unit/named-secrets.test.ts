@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Secret } from '@kubernetes/client-node';
 import { NamedSecrets } from '../../src/controllers/cluster/named-secrets.js';
-import { ConfigurationError, requireStaticTls } from '../../src/controllers/cluster/tls.js';
+import { ConfigurationError, DEFAULT_AUTO_TLS, ensureAutoTls, requireStaticTls } from '../../src/controllers/cluster/tls.js';
 import { misconfigured } from '../../src/controllers/cluster/status.js';
 import { ApiError } from '../../src/runtime/transport.js';
 import type { ApiTransport } from '../../src/runtime/transport.js';
@@ -21,7 +21,8 @@ function secretsServer(initial: Record<string, string>): { transport: ApiTranspo
     if (method === 'GET') return held ? Promise.resolve(held) : Promise.reject(new ApiError(404, 'NotFound', name));
     if (method === 'POST' && held) return Promise.reject(new ApiError(409, 'AlreadyExists', name));
     if (method === 'PUT' && held?.metadata?.resourceVersion !== (body as V1Secret).metadata?.resourceVersion) return Promise.reject(new ApiError(409, 'Conflict', name));
-    const made = secret(name, (body as V1Secret).stringData?.['v'] ?? '');
+    const made = structuredClone(body) as V1Secret;
+    made.metadata = Object.assign(made.metadata ?? {}, { name, resourceVersion: String(++version) });
     stored.set(name, made);
     return Promise.resolve(made);
   };
@@ -77,4 +78,17 @@ test('a cluster stopped by its configuration before it ran is Creating, not with
   assert.equal(fresh.phase, 'Creating');
   assert.equal(fresh.conditions?.find((c) => c.type === 'Degraded')?.reason, 'SecretMissing');
   assert.equal(misconfigured(cluster('Running'), err, '2026-11-26T00:00:00Z').phase, 'Running');
+});
+
+test('auto TLS: a CA is made anew only where nothing trusts the old one; its loss under running members is named, with the way out (issue 32, trial 3)', async () => {
+  const address = { cluster: 'c', namespace: 'ns', domain: 'cluster.local', tls: true };
+  const names = { peer: 'c-peer-tls', server: 'c-server-tls', operator: 'c-client-tls', auto: true };
+  const api = secretsServer({});
+  const secrets = new NamedSecrets(api.transport);
+  await assert.rejects(ensureAutoTls(secrets, address, 'u', names, DEFAULT_AUTO_TLS, Date.now(), 3),
+    (err: unknown) => err instanceof ConfigurationError && err.reason === 'CASecretMissing' && /the members trust it/.test(err.message) && /kubectl delete pod -l etcd_cluster=c/.test(err.message));
+  assert.deepEqual(api.requests.filter((r) => !r.startsWith('GET')), [], 'nothing issued under running members');
+  const generation = await ensureAutoTls(secrets, address, 'u', names, DEFAULT_AUTO_TLS, Date.now(), 0);
+  assert.ok(generation);
+  assert.deepEqual([...api.stored.keys()].sort(), ['c-ca', 'c-client-tls', 'c-peer-tls', 'c-server-tls'], 'no member pod: a CA and its certificates made');
 });

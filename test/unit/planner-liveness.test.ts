@@ -13,7 +13,8 @@ const PERSON_NEEDED: string[] = [...Object.keys(BLOCKED_CAUSES), 'QuorumLost', '
 
 /**
  * The state once every bound a Wait can name has passed and nothing came by itself: each listed member that
- * does not answer silent past the threshold (on a lost node, stranded past its own), each that answers come no
+ * does not answer silent past the threshold (on a lost node, stranded past its own), with no member list every
+ * member unheard past it, each that answers come no
  * closer to the leader's log past the stall bound (one caught up is not judged on it), each claim of no member
  * past the grace period, and every deleted pod on a live node gone (Kubernetes' grace period) or, `stuck`,
  * still there past the bound that names it. Pods that have not started stay as they are: whether they start is
@@ -33,6 +34,7 @@ function expired(s: ClusterState, stuck: boolean): ClusterState {
     strandedForMs: past(silent.filter((p) => p.nodeLost).map((p) => p.name), s.replaceOnNodeLossAfterMs, s.strandedForMs),
     unclaimedForMs: past(unclaimed, s.claimGraceMs, s.unclaimedForMs),
     stalledForMs: past(s.health.map((h) => h.name).filter(listed), s.stalledAfterMs, s.stalledForMs),
+    ...(s.members === undefined && s.pods.length > 0 ? { unheardForMs: Math.max(s.unheardForMs ?? 0, s.replaceAfterMs + 1) } : {}),
   };
 }
 
@@ -46,7 +48,9 @@ const listed = (s: ClusterState, name: string): boolean => s.members?.some((m) =
 const mayComeBack = (s: ClusterState, name: string): boolean => {
   const pod = podOf(s, name);
   if (!pod) return s.claims.includes(name);
-  return canRun(pod) && !(listed(s, name) && (s.silentForMs[name] ?? 0) > s.replaceAfterMs);
+  // Without a member list every member is silent to the operator: past the bound, none is taken to come back by itself.
+  const unheard = s.members === undefined && (s.unheardForMs ?? 0) > s.replaceAfterMs;
+  return canRun(pod) && !unheard && !(listed(s, name) && (s.silentForMs[name] ?? 0) > s.replaceAfterMs);
 };
 
 /**
@@ -90,6 +94,7 @@ const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
   RetainedClaimsRemoved: (s) => !s.bootstrapped && s.retained.some((c) => c.removed),
   CatchUpStalled: (s) => (s.members ?? []).some((m) => answers(s.health, m.name) && (s.stalledForMs[m.name] ?? 0) > s.stalledAfterMs),
   PodStuckStopping: (s) => s.pods.some((p) => p.terminating && !p.nodeLost && (s.stoppingForMs[p.name] ?? 0) > s.stuckStoppingAfterMs),
+  Unreachable: (s) => s.members === undefined && s.pods.some(canRun) && (s.unheardForMs ?? 0) > s.replaceAfterMs,
   SurvivorLost: (s) => s.survivorRecovery !== undefined && !s.pods.some((p) => p.name === s.survivorRecovery?.survivor && canRun(p)),
   // A pod no node fits, or a hard one-member-per-node rule with fewer free nodes than the members to place.
   TooFewNodes: (s) => s.pods.some((p) => p.unschedulable && !p.terminating)

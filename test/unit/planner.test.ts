@@ -612,6 +612,14 @@ test('fromSurvivor on volumes, 2 of 3 nodes lost: a person is told how to say th
   assert.deepEqual(plan({ ...lost, pods: [pod('a', { ready: false })] }), { type: 'CreatePod', member: 'b', version: '3.5.35', reason: 'pod gone; rejoining with its data' });
 });
 
+test('pods that run but give the operator no member list are waited for within a bound, then named (issue 32, trial 3)', () => {
+  const cutOff = healthy(['a', 'b', 'c'], { members: undefined, health: [], claims: ['a', 'b', 'c'], unheardForMs: 30_000 });
+  assert.deepEqual(plan(cutOff), { type: 'Wait', awaiting: 'MembersAnswering', members: ['a', 'b', 'c'], reason: 'no member answered; waiting for etcd' });
+  const long = plan({ ...cutOff, unheardForMs: 61_000 }) as { type: string; cause?: string; reason?: string };
+  assert.deepEqual([long.type, long.cause], ['Blocked', 'Unreachable']);
+  assert.match(long.reason ?? '', /^pods a, b, c may run etcd, but none has answered the operator for 61 s/);
+});
+
 test('node loss: never below a quorum of the desired size; one at a time', () => {
   const pods = [pod('a'), pod('b', { nodeLost: true }), pod('c', { nodeLost: true })];
   const s = healthy(['a', 'b', 'c'], { pods, health: [health('a', { isLeader: true })], strandedForMs: { b: 40_000, c: 40_000 } });

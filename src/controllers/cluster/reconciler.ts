@@ -73,6 +73,9 @@ const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped']
 /** Taken because a quorum is lost: no member can answer a linearizable read then, so the survivors' own lists are read. */
 const WITHOUT_QUORUM: Action['type'][] = ['StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 
+/** The one key the cluster-wide silence is timed under. */
+const UNHEARD = 'no member list';
+
 /** reconcile(namespace/name) for EtcdCluster: one planned action per pass, then the status that follows. */
 export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const silence = new Durations();
@@ -81,6 +84,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const unclaimed = new Durations();
   const stopping = new Durations();
   const catchUp = new Progress();
+  const unheard = new Durations();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
@@ -113,7 +117,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     let restore: RestoreSource | undefined;
     try {
       if (tlsNames && !tlsNames.auto) await requireStaticTls(d.secrets, namespace, tlsNames);
-      const generation = tlsNames?.auto ? await ensureAutoTls(d.secrets, address, uid, tlsNames, d.autoTls, Date.now()) : '';
+      const generation = tlsNames?.auto ? await ensureAutoTls(d.secrets, address, uid, tlsNames, d.autoTls, Date.now(), pods.length) : '';
       tls = tlsNames ? { secrets: tlsNames, generation } : undefined;
       etcd = await d.etcdClients.forCluster(namespace, tlsNames);
       restore = cluster.status?.bootstrapped ? undefined : restoreSource(d, cluster);
@@ -243,7 +247,10 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const byName = (durations: Map<string, number>): Record<string, number> =>
       Object.fromEntries([...durations].map(([k, ms]) => [k.split(' ')[0] ?? '', ms]));
     const keyOf = (x: V1Pod | V1PersistentVolumeClaim): string => `${x.metadata?.name ?? ''} ${x.metadata?.uid ?? ''}`;
+    // No member list while pods run: every member silent to the operator, timed for the cluster as a whole.
+    const unheardMs = unheard.observe(scope, o.members || o.pods.length === 0 ? [] : [UNHEARD], nowMs).get(UNHEARD);
     return {
+      ...(unheardMs === undefined ? {} : { unheardForMs: unheardMs }),
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
       strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
       stoppingForMs: byName(stopping.observe(scope, o.pods.filter((p) => p.metadata?.deletionTimestamp).map(keyOf), nowMs)),

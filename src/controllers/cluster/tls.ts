@@ -35,13 +35,20 @@ const ROLES: SecretRole[] = ['peer', 'server', 'operator'];
  * certificates it signs, reissued together before they expire. Answers the generation the members should hold.
  */
 export async function ensureAutoTls(
-  secrets: NamedSecrets, a: ClusterAddress, clusterUid: string, names: TlsSecretNames, policy: AutoTlsPolicy, now: number,
+  secrets: NamedSecrets, a: ClusterAddress, clusterUid: string, names: TlsSecretNames, policy: AutoTlsPolicy, now: number, memberPods: number,
 ): Promise<string> {
   const leaves = await Promise.all(ROLES.map((role) => secrets.get(a.namespace, names[role])));
   let ca = await secrets.get(a.namespace, caSecretName(a.cluster));
   if (!ca) {
-    if (leaves.some((s) => s !== undefined)) {
-      throw new ConfigurationError('CASecretMissing', `Secret ${caSecretName(a.cluster)} (the cluster's CA) is gone while certificates it signed remain; restore it`);
+    // Running members trust the CA they started with: certificates from a new one would be refused between them
+    // and by them (an outage the operator cannot see through, its own client refused too). A new CA is made only
+    // where nothing trusts the old one: no certificate of it left, no member pod.
+    const left = leaves.flatMap((s) => (s?.metadata?.name ? [s.metadata.name] : []));
+    if (left.length > 0 || memberPods > 0) {
+      const remaining = left.length > 0 ? `the Secrets it signed (${left.join(', ')}) and then ` : '';
+      throw new ConfigurationError('CASecretMissing', `Secret ${caSecretName(a.cluster)} (the cluster's CA) is gone while ${memberPods > 0 ? 'the members trust it' : 'certificates it signed remain'}: `
+        + `restore it. If it is lost for good: with volumes, delete ${remaining}every member pod at once (kubectl delete pod -l etcd_cluster=${a.cluster}); a new CA is made and `
+        + 'the members restart on their data trusting it (a short outage). Without volumes a member restarted loses its data: restore the cluster from a backup instead');
     }
     const issued = issueCa(`${a.cluster}-ca`, policy.caValidityMs);
     ca = await secrets.create(a.namespace, tlsSecret(a, clusterUid, caSecretName(a.cluster), 'ca', { ...issued, ca: issued.cert }, rfc3339(now)));

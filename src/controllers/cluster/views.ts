@@ -103,6 +103,7 @@ export interface Timings {
   unclaimedForMs: Record<string, number>;
   stoppingForMs: Record<string, number>;
   stalledForMs: Record<string, number>;
+  unheardForMs?: number;
 }
 
 /** The backup a lost majority would be rebuilt from, or why the newest one is refused. */
