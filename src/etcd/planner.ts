@@ -71,6 +71,8 @@ export interface PodView {
   bootstrapMembers?: string[];
   /** The etcd version the pod runs. */
   version: string;
+  /** Finalizers on the pod object: they hold it, once deleted, until removed. */
+  finalizers?: string[];
   /** The digest of the settings the pod was made with. */
   config: string;
   /** Started with --force-new-cluster (a recovery from a survivor). */
@@ -549,10 +551,14 @@ function awaitStopping(s: ClusterState, pods: string[], reason: string): Action 
   const onLiveNode = (n: string): boolean => !s.pods.some((p) => p.name === n && p.nodeLost);
   const stuck = pods.filter((n) => onLiveNode(n) && (s.stoppingForMs[n] ?? 0) > s.stuckStoppingAfterMs);
   if (stuck.length === 0) return { type: 'Wait', awaiting: 'PodStopping', members: pods, reason };
+  // A finalizer holds the pod object whatever its containers do, a forced delete included: it is named first.
+  const held = s.pods.filter((p) => stuck.includes(p.name) && (p.finalizers ?? []).length > 0);
+  const finalizers = held.map((p) => `pod ${p.name} carries finalizers ${(p.finalizers ?? []).join(', ')}: once what should remove them is done or gone, `
+    + `kubectl patch pod ${p.name} --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'; `).join('');
   return {
     type: 'Blocked', cause: 'PodStuckStopping',
-    reason: `${reason}, but pod ${stuck.join(', ')} has been stopping for over ${Math.round(s.stuckStoppingAfterMs / 1000)} s on a live node: see what holds it `
-      + `(kubectl describe pod ${stuck.join(' ')}: finalizers, volumes, the kubelet's events); once its containers have stopped, kubectl delete pod --force --grace-period=0 ${stuck.join(' ')}`,
+    reason: `${reason}, but pod ${stuck.join(', ')} has been stopping for over ${Math.round(s.stuckStoppingAfterMs / 1000)} s on a live node: ${finalizers}see what holds it `
+      + `(kubectl describe pod ${stuck.join(' ')}: volumes, the kubelet's events); once its containers have stopped, kubectl delete pod --force --grace-period=0 ${stuck.join(' ')}`,
   };
 }
 

@@ -6,7 +6,7 @@ import { eventually, lab } from '../support/lab.js';
 import { labLookup } from '../support/lab-dns.js';
 import { EtcdClient } from '../../src/etcd/client.js';
 import { clientUrl } from '../../src/etcd/identity.js';
-import { isReady, testbed } from '../support/cluster-testbed.js';
+import { ON_VOLUMES, isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGet, etcdGetPrefix, etcdPut } from '../support/etcd-gateway.js';
@@ -123,5 +123,32 @@ test('auto TLS: the operator makes a CA and certificates, renews them before exp
   t.diagnostic(`members rolled onto renewed certificates ${Date.now() - started} ms after renewal`);
   assert.equal(text(renewed, 'etcd-client-ca.crt'), text(first, 'etcd-client-ca.crt'), 'the CA stays');
   assert.equal(await eventually('the key read with the renewed certificate', 30_000, () => etcdGet(endpoint, 'secure', options(renewed))), 'yes');
+  operator.succeeded();
+});
+
+test('auto TLS: the CA Secret lost under running members is named, not made anew; deleted with the member pods as told, the members restart on their data with a new CA (issue 32, trial)', async (t) => {
+  const bed = await testbed(t, 'lostca');
+  const operator = startOperator(t, bed.namespace);
+  await bed.create('lost', { size: 1, TLS: { auto: true }, pod: ON_VOLUMES });
+  await eventually('an auto-TLS member Running', 180_000, running(bed, 'lost', 1));
+  const readClient = async (): Promise<V1Secret> => bed.core.readNamespacedSecret({ name: 'lost-client-tls', namespace: bed.namespace });
+  const endpoint = await secureEndpoint(bed, 'lost');
+  const options = (s: V1Secret): CallOptions => ({
+    tls: { ca: text(s, 'etcd-client-ca.crt'), cert: text(s, 'etcd-client.crt'), key: text(s, 'etcd-client.key'), servername: `lost-client.${bed.namespace}.svc` }, timeoutMs: 3000,
+  });
+  await eventually('a write', 30_000, async () => (await etcdPut(endpoint, 'kept', 'yes', options(await readClient()))) > 0 || undefined);
+  const secrets = ['lost-ca', 'lost-peer-tls', 'lost-server-tls', 'lost-client-tls'];
+  for (const name of secrets) await bed.core.deleteNamespacedSecret({ name, namespace: bed.namespace });
+  // Read by name at most a minute late: named within two.
+  const told = await eventually('Degraded CASecretMissing', 150_000, async () =>
+    (await bed.get('lost')).status?.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'CASecretMissing'));
+  t.diagnostic(told.message ?? '');
+  assert.match(told.message ?? '', /the members trust it/);
+  const exists = async (name: string): Promise<boolean> => bed.core.readNamespacedSecret({ name, namespace: bed.namespace }).then(() => true, () => false);
+  assert.equal(await exists('lost-ca'), false, 'no CA made under the running member');
+  // As the condition says, with volumes: every member pod at once.
+  for (const p of await bed.pods('lost')) await bed.core.deleteNamespacedPod({ name: p.metadata?.name ?? '', namespace: bed.namespace });
+  await eventually('back Running on a new CA', 180_000, running(bed, 'lost', 1));
+  assert.equal(await eventually('the key, read with the new certificate', 30_000, async () => etcdGet(endpoint, 'kept', options(await readClient()))), 'yes');
   operator.succeeded();
 });

@@ -571,6 +571,9 @@ test('"auto" chooses a survivor only once every member on a volume has answered,
   const stopping = { ...lost, pods: [pod('a'), pod('b', { ready: false, terminating: true })] };
   assert.equal(plan({ ...stopping, stoppingForMs: { b: 60_000 } }).type, 'Wait');
   assert.equal((plan({ ...stopping, stoppingForMs: { b: 301_000 } }) as { cause?: string }).cause, 'PodStuckStopping');
+  // A finalizer holds it whatever its containers do: named, with how to remove it (issue 32, trial 5).
+  const held = { ...stopping, pods: stopping.pods.map((p) => (p.name === 'b' ? { ...p, finalizers: ['example.com/hold'] } : p)), stoppingForMs: { b: 301_000 } };
+  assert.match((plan(held) as { reason?: string }).reason ?? '', /pod b carries finalizers example\.com\/hold: .*kubectl patch pod b --type=json -p '\[\{"op":"remove","path":"\/metadata\/finalizers"\}\]'/);
 });
 
 test('a backup too old for the restore policy is not rebuilt from: the loss is reported with the reason (finding 6)', () => {

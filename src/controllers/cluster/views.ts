@@ -62,6 +62,7 @@ export function podView(pod: V1Pod, node?: V1Node): PodView {
     ...(zone ? { zone } : {}),
     ...(lost ? { nodeLost: true } : !draining ? {} : { nodeDraining: true }),
     ...(trouble ? { trouble } : {}),
+    ...(pod.metadata?.finalizers?.length ? { finalizers: pod.metadata.finalizers } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
 }
