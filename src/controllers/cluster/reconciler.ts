@@ -93,7 +93,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
     // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
-      for (const timer of [silence, lostNode, unclaimed, stopping, catchUp]) timer.forget(key);
+      for (const timer of [silence, lostNode, unclaimed, stopping, catchUp, unheard]) timer.forget(key);
       spreading.forget(key);
       refusals.delete(key);
       return undefined;
