@@ -141,7 +141,11 @@ export const podPolicy = object({
   busyboxImage: string({ description: 'Accepted for CoreOS compatibility, not used: no init container waits for DNS here, so no busybox image is pulled. Set, it is named in the UnusedFields condition.', maxLength: 512 }),
   DNSTimeoutInSecond: integer({ description: 'Accepted for CoreOS compatibility, not used: no init container waits for DNS here. Set, it is named in the UnusedFields condition.', minimum: 0, maximum: 3600 }),
   ClusterDomain: string({ description: 'The cluster DNS domain, when it is not cluster.local.', maxLength: 253 }),
-}, { description: 'How member pods are made. Changes apply to members created afterwards.' });
+}, {
+  description: 'How member pods are made. A change reaches running members: labels and annotations are patched onto their pods, restarting '
+    + 'nothing; a change of what else goes into the pod rolls them one at a time, as a version change does. persistentVolumeClaimSpec is for '
+    + 'the claims of members made afterwards.',
+});
 
 export const autoCompaction = object({
   mode: oneOf(['periodic', 'revision'], { description: 'periodic: keep history for a duration; revision: keep a number of revisions.' }),
@@ -216,7 +220,7 @@ export const condition = object({
 }, { required: ['type', 'status'] });
 
 export const clusterStatus = object({
-  phase: string({ description: 'Creating, Running, Scaling, Upgrading, Recovering, Paused or Failed.' }),
+  phase: string({ description: 'Creating, Running, Scaling, Upgrading (members rolling onto a new version, settings or pod template), Recovering, Paused or Failed.' }),
   reason: string(),
   controlPaused: boolean({ description: 'CoreOS field: the operator is not acting on this cluster.' }),
   observedGeneration: integer({ format: 'int64' }),

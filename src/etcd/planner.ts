@@ -37,11 +37,14 @@
  *    drained (cordoned) node gets its replacement first, elsewhere; the scale-down then removes it. Under
  *    antiAffinity a member is added only where a node can take it (any add: scale-up, replacement, roll).
  * 7. Roll members to the target version one at a time, once every member is caught up (one that has come no
- *    closer to the leader's log for stalledAfterMs is named for a person): a member with a volume restarts on
- *    its data with the new image; one without is replaced by adding a new member first (the scale-down of
- *    rule 6 then removes the old one). The leader goes last, after handing leadership to an upgraded member.
- *    A version etcd cannot move to is refused, and never started: new members keep the version that runs.
- *    Members whose settings (quota, compaction, TLS) changed roll the same way.
+ *    closer to the leader's log for stalledAfterMs is named for a person): a member with a
+ *    volume restarts on its data with the new image; one without is replaced by adding a new member first
+ *    (the scale-down of rule 6 then removes the old one). The leader goes last, after handing leadership to
+ *    an upgraded member. A version etcd cannot move to is refused, and never started: new members keep
+ *    the version that runs. Members whose settings (quota, compaction, TLS) or pod template (what spec.pod gives
+ *    a pod that takes a new pod to change: resources, environment, placement, security context, priority)
+ *    changed roll the same way. Before any of that, pods whose spec.pod labels or annotations differ are patched
+ *    in place, one per pass: that restarts nothing.
  * 8. Spread again members that share a node when a node with none is free: add one first, then the scale-down
  *    removes one from the most crowded node (then zone, as any scale-down does among equals). Then
  *    defragment, when configured, a member whose database is mostly unused; followers before the leader.
@@ -75,6 +78,12 @@ export interface PodView {
   finalizers?: string[];
   /** The digest of the settings the pod was made with. */
   config: string;
+  /** The digest of the pod template (the restart-needing fields spec.pod gives) it is on. */
+  template: string;
+  /** The template is not recorded on the pod (made by an earlier operator version) but judged: recorded once it is the spec's. */
+  templateUnrecorded?: true;
+  /** The digest of the spec.pod labels and annotations it carries, with the record of which keys are the user's. */
+  metadata: string;
   /** Started with --force-new-cluster (a recovery from a survivor). */
   forced: boolean;
   /** Its data guard found the volume empty although the member had started on it: its data is gone. */
@@ -226,6 +235,10 @@ export interface ClusterState {
   targetVersion: string;
   /** The digest of the settings the spec asks for. */
   targetConfig: string;
+  /** The digest of the pod template the spec asks for. */
+  targetTemplate: string;
+  /** The digest of the labels and annotations the spec asks for on member pods. */
+  targetMetadata: string;
   alarms: AlarmView[];
   /** While CORRUPT is raised: each answering member's HashKV at one revision, by member name. */
   corruptionCheck?: { revision: number; hashes: Record<string, number> };
@@ -269,6 +282,8 @@ export type Action =
   /** `force`: deleted at once, without waiting for a kubelet that does not answer (only a pod of no listed member). */
   | { type: 'DeletePod'; member: string; deleteClaim: boolean; reason: string; force?: true; notMember?: true }
   | { type: 'DeleteClaim'; member: string; reason: string }
+  /** Brings the pod's spec.pod labels and annotations to the spec's, restarting nothing; with `recordTemplate`, records that pod template on it. */
+  | { type: 'PatchPodMetadata'; member: string; reason: string; recordTemplate?: string }
   /** Marks the claim as a removed member's: never restarted (nor adopted), deleted after the grace period. */
   | { type: 'SetClaimAside'; member: string; reason: string }
   /** Something that comes by itself within a bound (see WAITING_FOR), from `members`; the reason says what. */
@@ -388,8 +403,10 @@ export interface Rollout {
   verdict: VersionVerdict;
   /** Member pods not on the target version. */
   stale: string[];
-  /** Member pods on the target version whose settings differ. */
+  /** Member pods on the target version whose settings or pod template differ. */
   reconfigure: string[];
+  /** Member pods whose labels and annotations differ from the spec's, or whose pod template, the spec's, is not recorded: patched, not restarted. */
+  relabel: string[];
   /** The version new members get: the target if it may be rolled out, else the highest that runs. */
   newMemberVersion: string;
 }
@@ -402,10 +419,14 @@ export function rollout(s: ClusterState): Rollout {
   return {
     verdict,
     stale: pods.filter((p) => p.version !== s.targetVersion).map((p) => p.name).sort(),
-    reconfigure: pods.filter((p) => p.version === s.targetVersion && p.config !== s.targetConfig).map((p) => p.name).sort(),
+    reconfigure: pods.filter((p) => p.version === s.targetVersion && (p.config !== s.targetConfig || p.template !== s.targetTemplate)).map((p) => p.name).sort(),
+    relabel: pods.filter((p) => p.metadata !== s.targetMetadata || unrecordedTarget(s, p)).map((p) => p.name).sort(),
     newMemberVersion: verdict.allowed ? s.targetVersion : highestVersion(running) ?? s.targetVersion,
   };
 }
+
+/** A pod of an earlier operator version judged on the spec's pod template, which it does not record yet. */
+const unrecordedTarget = (s: ClusterState, p: PodView): boolean => p.templateUnrecorded === true && p.template === s.targetTemplate;
 
 export function plan(s: ClusterState): Action {
   if (s.paused) return { type: 'Paused' };
@@ -874,7 +895,9 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
   }
 
-  // 7. Roll to the target version and settings.
+  // 7. Labels and annotations first, one member's pod a pass (no restart); then roll to the target version, settings and pod template.
+  const relabel = pods.find((p) => r.relabel.includes(p.name));
+  if (relabel) return patchMetadata(s, relabel);
   if (stale.length > 0 && !r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
@@ -888,13 +911,24 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', members: [lagging.name], reason: `${lagging.name} is catching up before the next upgrade step` };
   const next = outdated.find((m) => m.name !== leader.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
-  const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}` : `applying new settings to ${next.name}`;
+  const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}`
+    : podOf(next.name)?.config !== s.targetConfig ? `applying new settings to ${next.name}` : `applying the changed spec.pod to ${next.name}`;
   if (next.name === leader.name) {
     const successor = voters.find((v) => v.name !== next.name && !outdated.includes(v) && answers(s.health, v.name));
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
   }
   if (s.claims.includes(next.name)) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
   return addMember(s, version, `${step}: adding its replacement first`);
+}
+
+/** Brings a pod's labels and annotations to the spec's, and records the spec's pod template on a pod of an earlier version judged on it. */
+function patchMetadata(s: ClusterState, p: PodView): Action {
+  const record = unrecordedTarget(s, p);
+  const what = [
+    ...(p.metadata !== s.targetMetadata ? ['applying the spec.pod labels and annotations'] : []),
+    ...(record ? ['recording the pod template it is on (made by an earlier operator version)'] : []),
+  ];
+  return { type: 'PatchPodMetadata', member: p.name, reason: `${what.join('; ')}: no restart`, ...(record ? { recordTemplate: s.targetTemplate } : {}) };
 }
 
 /**
@@ -1236,6 +1270,11 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
   // A rebuild deletes the lost cluster's pods for good: no pod of their names is made again.
   'a member on a lost node is never restarted (its kubelet does not answer); it is removed first': (s, a) =>
     clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.force && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.nodeLost)),
+  'a pod template is recorded only on a pod judged on it, and only the spec\'s': (s, a) =>
+    a.type !== 'PatchPodMetadata' || a.recordTemplate === undefined
+      || (a.recordTemplate === s.targetTemplate && s.pods.some((p) => p.name === a.member && p.templateUnrecorded && p.template === s.targetTemplate)),
+  'metadata is patched only on a live pod of a listed member': (s, a) =>
+    a.type !== 'PatchPodMetadata' || (s.members?.some((m) => m.name === a.member) === true && s.pods.some((p) => p.name === a.member && !p.terminating)),
   'never restart a member on a volume that came back empty': (s, a) =>
     clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
 };

@@ -12,8 +12,9 @@ export interface PolicyRule {
  * cluster-scoped (nodes, read-only, are apart: NODE_RULES).
  */
 export const OPERATOR_RULES: PolicyRule[] = [
-  // Member pods and one-off snapshot pods; reads come from the watch cache.
-  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
+  // Member pods and one-off snapshot pods; reads come from the watch cache. A change of spec.pod labels or
+  // annotations is patched onto the running member pods' metadata, restarting none (pod-metadata.ts).
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },
   // A member pod's voter gate is opened once its member is a voter (member-pod.ts, VOTER_GATE).
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   // Claims are brought to the retention policy (owner reference or none) and adopted by a cluster of their name.

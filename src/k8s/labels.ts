@@ -20,6 +20,20 @@ export const ANNOTATION_VERIFIES = 'etcd.database.coreos.com/verifies';
 /** The digest of the settings a member pod was made with: a change rolls the members. */
 export const ANNOTATION_CONFIG = 'etcd.database.coreos.com/config';
 
+/**
+ * The digest of the fields spec.pod gives a member pod that take a new pod to change (pod-template.ts): a change
+ * rolls the members. Pods of earlier versions have none (see template-on-pod.ts).
+ */
+export const ANNOTATION_POD_TEMPLATE = 'etcd.database.coreos.com/pod-template';
+/**
+ * The keys of spec.pod.labels and spec.pod.annotations a member pod was given, comma-separated (absent: none):
+ * a key gone from the spec is removed from the pods, and no key of anyone else's.
+ */
+export const ANNOTATION_USER_LABELS = 'etcd.database.coreos.com/user-labels';
+export const ANNOTATION_USER_ANNOTATIONS = 'etcd.database.coreos.com/user-annotations';
+/** The operator's annotations on what it makes are under this prefix (and ANNOTATION_VERSION, CoreOS's). */
+export const OPERATOR_ANNOTATION_PREFIX = 'etcd.database.coreos.com/';
+
 /** The EtcdCluster generation a member pod was made from: one that never ran is made again from a newer spec. */
 export const ANNOTATION_SPEC_GENERATION = 'etcd.database.coreos.com/spec-generation';
 

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { V1Container, V1Pod, V1PodSpec, V1Probe, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1Probe, V1Volume } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT, clientUrl, peerUrl } from '../etcd/identity.js';
 import type { ClusterAddress } from '../etcd/identity.js';
 import { imageOf } from '../api/etcd-cluster.js';
 import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { atLeast, parseVersion } from '../etcd/versions.js';
-import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION, clusterLabels } from './labels.js';
+import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_POD_TEMPLATE, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION, clusterLabels } from './labels.js';
 import { MEMBER_TLS_DIR, SECRET_KEYS } from './tls-secrets.js';
 import type { TlsSecretNames } from './tls-secrets.js';
 import { ownedByCluster } from './owner.js';
-import { ZONE_LABEL } from './node-state.js';
+import { podTemplate, podTemplateDigest } from './pod-template.js';
+import { userKeysRecord, userMetadata } from './pod-metadata.js';
 import { KEY_DIR } from './snapshot-pod.js';
 
 export const METRICS_PORT = 8080;
@@ -247,34 +248,10 @@ export function memberProbes(version: string): Pick<V1Container, 'startupProbe' 
   };
 }
 
-/** The failure domains members spread over, widest first. */
-const SPREAD_KEYS = [ZONE_LABEL, 'kubernetes.io/hostname'];
-
-/**
- * Where members go. An explicit affinity is the user's placement, taken as it is. Otherwise members spread over
- * zones, then nodes, at most one apart: as a preference, so that a cluster larger than the topology still
- * schedules, or as a rule with `spread: Required`. CoreOS's deprecated `antiAffinity: true` keeps its meaning:
- * never two members on one node.
- */
-function placementOf(spec: ClusterSpec, cluster: string): Partial<Pick<V1PodSpec, 'affinity' | 'topologySpreadConstraints'>> {
-  if (spec.pod?.affinity) return { affinity: spec.pod.affinity };
-  const labelSelector = { matchLabels: clusterLabels(cluster) };
-  const whenUnsatisfiable = spec.pod?.spread === 'Required' ? 'DoNotSchedule' : 'ScheduleAnyway';
-  return {
-    topologySpreadConstraints: SPREAD_KEYS.map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable, labelSelector })),
-    ...(spec.pod?.antiAffinity
-      ? { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector, topologyKey: 'kubernetes.io/hostname' }] } } }
-      : {}),
-  };
-}
-
-/** Quantities as the API's types name them: an integer quantity reads the same as a string. */
-const asStrings = (m: Record<string, string | number> | undefined): Record<string, string> | undefined =>
-  m && Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]));
-
 export function memberPod(i: MemberPodInput): V1Pod {
   const { address, spec, member } = i;
-  const policy = spec.pod ?? {};
+  const template = podTemplate(spec, address.cluster);
+  const user = userMetadata(spec);
   const restore = i.restore ? restoreSteps(i, i.restore) : undefined;
   // Only data on a volume outlives the pod; an emptyDir member never restarts on data of its own.
   const initContainers = [...(i.withClaim ? [dataGuard(i)] : []), ...(restore?.initContainers ?? [])];
@@ -284,11 +261,13 @@ export function memberPod(i: MemberPodInput): V1Pod {
     metadata: {
       name: member,
       namespace: address.namespace,
-      labels: { ...policy.labels, ...clusterLabels(address.cluster) },
+      labels: { ...user.labels, ...clusterLabels(address.cluster) },
       annotations: {
-        ...policy.annotations,
+        ...user.annotations,
+        ...userKeysRecord(user),
         [ANNOTATION_VERSION]: i.version,
         [ANNOTATION_CONFIG]: configDigest(spec, i.tls),
+        [ANNOTATION_POD_TEMPLATE]: podTemplateDigest(spec, address.cluster),
         [ANNOTATION_SPEC_GENERATION]: String(i.specGeneration),
         ...(i.bootstrapMembers ? { [ANNOTATION_INITIAL_CLUSTER]: i.bootstrapMembers.join(',') } : {}),
         ...(i.forceNewCluster ? { [ANNOTATION_FORCED]: 'true' } : {}),
@@ -322,10 +301,10 @@ export function memberPod(i: MemberPodInput): V1Pod {
           ...settingFlags(spec, i.tls),
           ...(i.forceNewCluster ? ['--force-new-cluster'] : []),
         ],
-        env: policy.etcdEnv,
+        ...template.container,
         // etcd logs why it exits (a full disk, a bad flag) and writes no termination message: the log's tail
-        // becomes the message the operator reads (DiskFull). Outside the settings digest, as every field but
-        // the settings flags: running members keep their pods, and get this as they are next made.
+        // becomes the message the operator reads (DiskFull). Outside the settings and pod template digests, as
+        // every field the operator itself sets: running members keep their pods, and get this as they are next made.
         terminationMessagePolicy: 'FallbackToLogsOnError',
         ports: [
           { name: 'client', containerPort: CLIENT_PORT },
@@ -333,7 +312,6 @@ export function memberPod(i: MemberPodInput): V1Pod {
           { name: 'metrics', containerPort: METRICS_PORT },
         ],
         ...memberProbes(i.version),
-        ...(policy.resources ? { resources: { limits: asStrings(policy.resources.limits), requests: asStrings(policy.resources.requests) } } : {}),
         volumeMounts: [
           { name: DATA_VOLUME, mountPath: '/var/etcd' },
           ...(i.tls ? [{ name: 'peer-tls', mountPath: MEMBER_TLS_DIR.peer, readOnly: true }, { name: 'server-tls', mountPath: MEMBER_TLS_DIR.server, readOnly: true }] : []),
@@ -346,11 +324,7 @@ export function memberPod(i: MemberPodInput): V1Pod {
       ],
       // Behind the client Service only once the operator has seen the member a voter (see VOTER_GATE).
       readinessGates: [{ conditionType: VOTER_GATE }],
-      ...placementOf(spec, address.cluster),
-      nodeSelector: policy.nodeSelector,
-      tolerations: policy.tolerations,
-      securityContext: policy.securityContext,
-      priorityClassName: policy.priorityClassName,
+      ...template.pod,
     },
   };
 }

@@ -7,19 +7,26 @@ const VERSIONS = ['3.5.17', '3.6.5'];
 /** The nodes pods are generated on; n4 holds none. */
 const NODES = ['n1', 'n2', 'n3'] as const;
 
+/** The digests of the spec's pod template and pod metadata in generated states. */
+const TEMPLATE = 't';
+const METADATA = 'm';
+
 /** Some of the names, in order. */
 const someNames: fc.Arbitrary<string[]> = fc.subarray<string>([...NAMES]);
 
 const podOf = (name: string): fc.Arbitrary<PodView> => fc.record({
   phase: fc.constantFrom<PodView['phase']>('Pending', 'Running', 'Running', 'Failed', 'Unknown'),
   ready: fc.boolean(), terminating: fc.boolean(), version: fc.constantFrom(...VERSIONS), config: fc.constantFrom('', 'x'),
+  // Mostly on the spec's pod template and metadata (TEMPLATE, METADATA); sometimes a pod of an earlier version without the record.
+  template: fc.constantFrom(TEMPLATE, TEMPLATE, TEMPLATE, 'old'), unrecorded: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+  metadata: fc.constantFrom(METADATA, METADATA, METADATA, 'old'),
   forced: fc.constant(false), dataLost: fc.integer({ min: 0, max: 9 }).map((n) => n === 0), bootstrap: fc.option(someNames, { nil: undefined }),
   neverRan: fc.boolean(), specGeneration: fc.integer({ min: 1, max: 3 }),
   // Its node's state: mostly fine, sometimes lost (NotReady), sometimes being drained; two members may share one.
   // Or no node at all: the scheduler finds none that fits, and it waits, Pending, never having run.
   node: fc.constantFrom('fine', 'fine', 'fine', 'lost', 'draining', 'unschedulable'), on: fc.constantFrom(...NODES),
-}).map(({ bootstrap, neverRan, node, on, ...p }): PodView => {
-  const pod = { name, ...p, ...(neverRan ? { neverRan } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) };
+}).map(({ bootstrap, neverRan, node, on, unrecorded, ...p }): PodView => {
+  const pod = { name, ...p, ...(neverRan ? { neverRan } : {}), ...(unrecorded ? { templateUnrecorded: true as const } : {}), ...(bootstrap && bootstrap.length > 0 ? { bootstrapMembers: bootstrap } : {}) };
   if (node === 'unschedulable') return { ...pod, phase: 'Pending', ready: false, neverRan: true, unschedulable: true };
   return { ...pod, node: on, ...(node === 'lost' ? { nodeLost: true as const } : node === 'draining' ? { nodeDraining: true as const } : {}) };
 });
@@ -97,7 +104,7 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   health: health.map((h) => ({ ...h, isLeader: h.name === g.leader, leaderId: g.leader ? `id-${g.leader}` : '' })),
   supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: g.stranded, silentForMs: g.silent, stoppingForMs: g.stopping, stuckStoppingAfterMs: 300_000, unclaimedForMs: g.unclaimed, claimGraceMs: 600_000, learnerMaxLag: 100,
   stalledForMs: g.stalled, stalledAfterMs: 600_000,
-  targetVersion: g.targetVersion, targetConfig: '', alarms: g.alarms, quotaBackendBytes: 2 ** 31,
+  targetVersion: g.targetVersion, targetConfig: '', targetTemplate: TEMPLATE, targetMetadata: METADATA, alarms: g.alarms, quotaBackendBytes: 2 ** 31,
   ...(g.survivorPolicy ? { survivorPolicy: g.survivorPolicy } : {}),
   ...(g.spreadTo ? { spreadTo: g.spreadTo } : {}),
   ...(g.placeable ? { placeableNodes: g.placeable.filter((n) => !pods.some((p) => p.node === n && (p.nodeLost || p.nodeDraining))) } : {}),

@@ -15,10 +15,10 @@ const cluster = (o: Partial<EtcdCluster> = {}): EtcdCluster => ({
 const h = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 9, isLeader: false, leaderId: 'a', revision: 5, dbSize: 100, dbSizeInUse: 50, ...o });
 const state = (o: Partial<ClusterState> = {}): ClusterState => ({
   desiredSize: 3, paused: false, bootstrapped: true,
-  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false })),
+  pods: ['a', 'b', 'c'].map((name) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', template: '', metadata: '', forced: false, dataLost: false })),
   claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [], members: ['a', 'b', 'c'].map((name) => ({ id: name, name, isLearner: false, started: true })), recordedMembers: ['a', 'b', 'c'],
   health: [h('a', { isLeader: true }), h('b'), h('c')],
-  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, stalledForMs: {}, stalledAfterMs: 600_000, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
+  supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, stalledForMs: {}, stalledAfterMs: 600_000, targetVersion: '3.5.17', targetConfig: '', targetTemplate: '', targetMetadata: '', alarms: [], quotaBackendBytes: 2 ** 31, ...o,
 });
 const NOW = '2026-11-22T00:00:00Z';
 /** What members report: one status per version given, named a, b, c… */
@@ -158,7 +158,7 @@ test('a quorum of the voters on one node or in one zone is told apart from the b
     const names = where.map((_, i) => String.fromCharCode(97 + i));
     return state({
       desiredSize: 5,
-      pods: names.map((name, i) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false, node: where[i]?.[0] ?? '', zone: where[i]?.[1] ?? '' })),
+      pods: names.map((name, i) => ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', template: '', metadata: '', forced: false, dataLost: false, node: where[i]?.[0] ?? '', zone: where[i]?.[1] ?? '' })),
       members: names.map((name) => ({ id: name, name, isLearner: learners.includes(name), started: true })),
       recordedMembers: names,
     });
@@ -197,7 +197,7 @@ test('pod views: a data guard that refused (exit 3), now or last time, says the 
 });
 
 test('while members roll to a new version the phase is Upgrading; a refused version says why', () => {
-  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, version: i === 0 ? '3.5.35' : '3.5.17', config: '', forced: false, dataLost: false }));
+  const pods = ['a', 'b', 'c'].map((name, i) => ({ name, phase: 'Running' as const, ready: true, terminating: false, version: i === 0 ? '3.5.35' : '3.5.17', config: '', template: '', metadata: '', forced: false, dataLost: false }));
   const rolling = clusterStatus(cluster({ spec: { size: 3, version: '3.5.35' } }), state({ pods, targetVersion: '3.5.35' }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, reports(['3.5.35', '3.5.17', '3.5.17']), NOW);
   assert.equal(rolling.phase, 'Upgrading');
   assert.deepEqual([rolling.currentVersion, rolling.targetVersion], ['3.5.17', '3.5.35']);
@@ -209,6 +209,38 @@ test('while members roll to a new version the phase is Upgrading; a refused vers
   assert.equal(c.status, 'True');
   assert.equal(c.reason, 'PatchTooOld');
   assert.match(c.message ?? '', /3\.5\.32 or later/);
+});
+
+test('while members roll onto a changed spec.pod, the phase is Upgrading and Progressing says how many have rolled (issue 33)', () => {
+  const podsOn = (templates: string[], terminating = ''): ClusterState['pods'] => state().pods.map((p, i) => ({ ...p, template: templates[i] ?? '', terminating: p.name === terminating }));
+  const progressing = (st: ReturnType<typeof clusterStatus>): [string | undefined, string | undefined, string | undefined] => {
+    const c = st.conditions?.find((x) => x.type === 'Progressing');
+    return [c?.status, c?.reason, c?.message];
+  };
+  const restart = { type: 'DeletePod' as const, member: 'b', deleteClaim: false, reason: 'applying the changed spec.pod to b: restarting it on its data' };
+  const first = clusterStatus(cluster(), state({ targetTemplate: 'new', pods: podsOn(['old', 'old', 'old']) }), restart, reports(['3.5.17']), NOW);
+  assert.equal(first.phase, 'Upgrading');
+  assert.deepEqual(progressing(first), ['True', 'RollingSpec', 'members rolled 0 of 3; applying the changed spec.pod to b: restarting it on its data']);
+  // b's pod stopping is not rolled yet; made again on the new template, it is, ready or not.
+  const stopping = clusterStatus(cluster(), state({ targetTemplate: 'new', pods: podsOn(['old', 'old', 'old'], 'b') }), { type: 'Wait', awaiting: 'PodStopping', members: ['b'], reason: 'x' }, new Map(), NOW);
+  assert.deepEqual(progressing(stopping), ['True', 'RollingSpec', 'members rolled 0 of 3; x']);
+  const next = clusterStatus(cluster(), state({ targetTemplate: 'new', pods: podsOn(['old', 'new', 'old']) }), { ...restart, member: 'c' }, new Map(), NOW);
+  assert.equal(progressing(next)[2]?.startsWith('members rolled 1 of 3; '), true);
+  const done = clusterStatus(cluster(), state({ targetTemplate: 'new', pods: podsOn(['new', 'new', 'new']) }), { type: 'Steady' }, new Map(), NOW);
+  assert.equal(done.phase, 'Running');
+  assert.deepEqual(progressing(done).slice(0, 2), ['False', 'Steady']);
+  // A version upgrade tells its progress the same way.
+  const pods = state().pods.map((p) => ({ ...p, version: p.name === 'a' ? '3.5.35' : '3.5.17' }));
+  const upgrade = clusterStatus(cluster(), state({ targetVersion: '3.5.35', pods }), { ...restart, reason: 'upgrading b to 3.5.35: restarting it on its data' }, new Map(), NOW);
+  assert.deepEqual(progressing(upgrade), ['True', 'Upgrading', 'members rolled 1 of 3; upgrading b to 3.5.35: restarting it on its data']);
+});
+
+test('a patch of pod labels and annotations restarts nothing: Progressing while it is made, but the cluster is Running, not Recovering (issue 33)', () => {
+  const st = clusterStatus(cluster({ status: { phase: 'Running', bootstrapped: true } }), state({ targetMetadata: 'new' }),
+    { type: 'PatchPodMetadata', member: 'b', reason: 'applying the spec.pod labels and annotations: no restart' }, reports(['3.5.17']), NOW);
+  assert.equal(st.phase, 'Running');
+  const c = st.conditions?.find((x) => x.type === 'Progressing');
+  assert.deepEqual([c?.status, c?.reason], ['True', 'PatchPodMetadata']);
 });
 
 test('a NOSPACE recovery records each step in status while the alarm lasts, and Degraded says so', () => {

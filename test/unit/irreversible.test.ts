@@ -7,4 +7,5 @@ test('a pod deleted for not being a member is confirmed on a fresh member list f
   assert.equal(irreversible({ type: 'DeletePod', member: 'x', deleteClaim: false, reason: 'removed; node lost', force: true }), true);
   assert.equal(irreversible({ type: 'DeletePod', member: 'x', deleteClaim: false, reason: 'restarting it on its data' }), false);
   assert.equal(irreversible({ type: 'DeleteClaim', member: 'x', reason: 'grace period over' }), true);
+  assert.equal(irreversible({ type: 'PatchPodMetadata', member: 'x', reason: 'labels', recordTemplate: 't' }), false, 'a metadata patch is made again from the spec at will');
 });

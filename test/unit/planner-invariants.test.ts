@@ -16,13 +16,13 @@ for (const [name, holds] of Object.entries(INVARIANTS)) {
 }
 
 test('a member whose stopping pod found its volume empty is not restarted on it (the counterexample of seed 2093520639)', () => {
-  const pod = (name: string): PodView => ({ name, phase: 'Pending', ready: false, terminating: true, version: '3.5.17', config: '', forced: false, dataLost: true });
+  const pod = (name: string): PodView => ({ name, phase: 'Pending', ready: false, terminating: true, version: '3.5.17', config: '', template: '', metadata: '', forced: false, dataLost: true });
   const s: ClusterState = {
     desiredSize: 5, paused: false, bootstrapped: true, pods: [pod('b'), pod('e')], claims: ['b'], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: [{ id: 'id-b', name: 'b', isLearner: false, started: true }], recordedMembers: [],
     health: [{ name: 'b', isLeader: false, leaderId: '', dbSizeInUse: 0, raftIndex: 0, revision: 1, dbSize: 0 }],
     supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: { b: 108_000 }, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100, stalledForMs: {}, stalledAfterMs: 600_000,
-    targetVersion: '3.6.5', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+    targetVersion: '3.6.5', targetConfig: '', targetTemplate: '', targetMetadata: '', alarms: [], quotaBackendBytes: 2 ** 31,
   };
   const action = plan(s);
   const holds = INVARIANTS['never restart a member on a volume that came back empty'];

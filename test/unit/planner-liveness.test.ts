@@ -101,12 +101,16 @@ const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
     || (s.placeableNodes !== undefined && s.placeableNodes.filter((n) => !s.pods.some((p) => p.node === n)).length < (s.bootstrapped ? 1 : s.desiredSize)),
 };
 
-/** Steady claims the spec is met: every voter of the desired count ready on its pod, on the target version and settings, no alarm, no change in flight. */
+/** A pod as the spec makes it now: its version, settings, pod template (recorded) and labels and annotations. */
+const asSpecified = (s: ClusterState, p: PodView): boolean => p.version === s.targetVersion && p.config === s.targetConfig
+  && p.template === s.targetTemplate && !p.templateUnrecorded && p.metadata === s.targetMetadata;
+
+/** Steady claims the spec is met: every voter of the desired count ready on its pod, as the spec makes it, no alarm, no change in flight. */
 function specMet(s: ClusterState): boolean {
   const members = s.members ?? [];
   const pods = s.pods.filter((p) => !p.terminating);
   return members.length === s.desiredSize && members.every((m) => !m.isLearner && m.started)
-    && members.every((m) => pods.some((p) => p.name === m.name && p.ready && !p.nodeLost && p.version === s.targetVersion && p.config === s.targetConfig))
+    && members.every((m) => pods.some((p) => p.name === m.name && p.ready && !p.nodeLost && asSpecified(s, p)))
     && pods.every((p) => listed(s, p.name)) && s.alarms.length === 0 && s.bootstrapped;
 }
 

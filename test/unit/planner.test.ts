@@ -4,7 +4,7 @@ import { membersBehind, plan, quorum } from '../../src/etcd/planner.js';
 import type { Action, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../src/etcd/planner.js';
 
 const pod = (name: string, o: Partial<PodView> = {}): PodView =>
-  ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false, ...o });
+  ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', template: '', metadata: '', forced: false, dataLost: false, ...o });
 const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
 /** A member's answer; it follows a unless told otherwise (a leader's `isLeader` alone does not make it one voters follow). */
 const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, leaderId: o.isLeader ? `id-${name}` : 'id-a', revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
@@ -16,7 +16,7 @@ function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
     pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
     members: names.map((n) => member(n)), recordedMembers: names,
     health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, stalledForMs: {}, stalledAfterMs: 600_000, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, stalledForMs: {}, stalledAfterMs: 600_000, targetVersion: '3.5.17', targetConfig: '', targetTemplate: '', targetMetadata: '', alarms: [], quotaBackendBytes: 2 ** 31,
     ...o,
   };
 }
@@ -441,6 +441,56 @@ test('without volumes, changed settings replace a member: the one on old setting
   const surged = healthy(names, { desiredSize: 3, targetConfig: 'new', pods: names.map((n) => pod(n, { config: n === 'z' ? 'old' : 'new' })),
     health: names.map((n) => health(n, { isLeader: n === 'b' })) });
   assert.deepEqual(plan(surged), { type: 'RemoveMember', memberId: 'id-z', member: 'z', reason: 'scaling down to 3' });
+});
+
+test('a changed pod template (resources, say) rolls members with volumes one at a time, each restarted on its data once the cluster is healthy (issue 33)', () => {
+  const s = healthy(['a', 'b', 'c'], { targetTemplate: 'new', claims: ['a', 'b', 'c'], pods: ['a', 'b', 'c'].map((n) => pod(n, { template: 'old' })) });
+  assert.deepEqual(plan(s), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'applying the changed spec.pod to b: restarting it on its data' });
+  const restarting = { ...s, pods: [pod('a', { template: 'old' }), pod('b', { template: 'new', ready: false }), pod('c', { template: 'old' })] };
+  assert.equal(plan(restarting).type, 'Wait', 'one member at a time: the next waits for the restarted one to be ready');
+  const bDone = { ...s, pods: [pod('a', { template: 'old' }), pod('b', { template: 'new' }), pod('c', { template: 'old' })] };
+  assert.deepEqual(plan(bDone), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'applying the changed spec.pod to c: restarting it on its data' });
+  const leaderLeft = { ...s, pods: [pod('a', { template: 'old' }), pod('b', { template: 'new' }), pod('c', { template: 'new' })] };
+  assert.deepEqual(plan(leaderLeft), { type: 'MoveLeader', toMemberId: 'id-b', to: 'b', reason: 'before applying the changed spec.pod to a' }, 'the leader last');
+  assert.equal(plan({ ...s, pods: ['a', 'b', 'c'].map((n) => pod(n, { template: 'new' })) }).type, 'Steady');
+  // Settings and template both changed: one restart applies both, told as the settings' roll.
+  const both = { ...s, targetConfig: 'x' };
+  assert.deepEqual(plan(both), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'applying new settings to b: restarting it on its data' });
+});
+
+test('without volumes, a changed pod template replaces members one at a time: the successor added first, then the old member removed (issue 33)', () => {
+  const s = healthy(['a', 'b', 'c'], { targetTemplate: 'new', pods: ['a', 'b', 'c'].map((n) => pod(n, { template: 'old' })) });
+  assert.deepEqual(plan(s), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'applying the changed spec.pod to b: adding its replacement first' });
+  const surged = healthy(['a', 'b', 'c', 'd'], { desiredSize: 3, targetTemplate: 'new', pods: [...['a', 'b', 'c'].map((n) => pod(n, { template: 'old' })), pod('d', { template: 'new' })] });
+  assert.deepEqual(plan(surged), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'scaling down to 3' }, 'an old member goes, never its successor');
+});
+
+test('a change of spec.pod labels or annotations only is patched onto each member\'s pod, one per pass, restarting none (issue 33)', () => {
+  const s = healthy(['a', 'b', 'c'], { targetMetadata: 'new', claims: ['a', 'b', 'c'], pods: ['a', 'b', 'c'].map((n) => pod(n, { metadata: 'old' })) });
+  assert.deepEqual(plan(s), { type: 'PatchPodMetadata', member: 'a', reason: 'applying the spec.pod labels and annotations: no restart' });
+  const aDone = { ...s, pods: [pod('a', { metadata: 'new' }), pod('b', { metadata: 'old' }), pod('c', { metadata: 'old' })] };
+  assert.deepEqual(plan(aDone), { type: 'PatchPodMetadata', member: 'b', reason: 'applying the spec.pod labels and annotations: no restart' });
+  assert.equal(plan({ ...s, pods: ['a', 'b', 'c'].map((n) => pod(n, { metadata: 'new' })) }).type, 'Steady');
+  // Labels and a restart-needing field together: the patches come first (they restart nothing), then the roll.
+  const both = { ...s, targetTemplate: 'new', pods: ['a', 'b', 'c'].map((n) => pod(n, { metadata: 'old', template: 'old' })) };
+  assert.equal(plan(both).type, 'PatchPodMetadata');
+  assert.equal(plan({ ...both, pods: ['a', 'b', 'c'].map((n) => pod(n, { template: 'old', metadata: 'new' })) }).type, 'DeletePod');
+});
+
+test('a pod of an earlier operator version, which records no pod template, does not roll when judged on the spec\'s: it gets the record by a patch (issue 33)', () => {
+  const earlier = (n: string, template: string): PodView => pod(n, { template, templateUnrecorded: true });
+  const s = healthy(['a', 'b', 'c'], { targetTemplate: 't', claims: ['a', 'b', 'c'], pods: ['a', 'b', 'c'].map((n) => earlier(n, 't')) });
+  assert.deepEqual(plan(s), { type: 'PatchPodMetadata', member: 'a', recordTemplate: 't', reason: 'recording the pod template it is on (made by an earlier operator version): no restart' });
+  const recorded = { ...s, pods: ['a', 'b', 'c'].map((n) => pod(n, { template: 't' })) };
+  assert.equal(plan(recorded).type, 'Steady');
+  // One judged on another template (a change the earlier operator never applied) rolls, and gets no record of the spec's.
+  const changed = { ...s, pods: [earlier('a', 't'), earlier('b', ''), pod('c', { template: 't' })] };
+  assert.deepEqual(plan({ ...changed, pods: [pod('a', { template: 't' }), earlier('b', ''), pod('c', { template: 't' })] }),
+    { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'applying the changed spec.pod to b: restarting it on its data' });
+  assert.equal((plan(changed) as { member?: string }).member, 'a', 'the record first, then the roll');
+  // Both at once on one pod: its labels and its record in one patch.
+  assert.deepEqual(plan({ ...s, targetMetadata: 'm' }), { type: 'PatchPodMetadata', member: 'a', recordTemplate: 't',
+    reason: 'applying the spec.pod labels and annotations; recording the pod template it is on (made by an earlier operator version): no restart' });
 });
 
 test('a majority lost for good: reported and left alone without a restore policy, rebuilt from the newest backup with one', () => {

@@ -10,11 +10,11 @@ const cluster = (spec: ClusterSpec, status: EtcdCluster['status'] = { bootstrapp
 });
 const state: ClusterState = {
   desiredSize: 1, paused: false, bootstrapped: true,
-  pods: [{ name: 'a', phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', forced: false, dataLost: false }],
+  pods: [{ name: 'a', phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', template: '', metadata: '', forced: false, dataLost: false }],
   claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [], members: [{ id: 'a', name: 'a', isLearner: false, started: true }], recordedMembers: ['a'],
   health: [{ name: 'a', raftIndex: 9, isLeader: true, leaderId: 'a', revision: 5, dbSize: 100, dbSizeInUse: 50 }],
   supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, stalledForMs: {}, stalledAfterMs: 600_000,
-  unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', alarms: [], quotaBackendBytes: 2 ** 31,
+  unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, targetVersion: '3.5.17', targetConfig: '', targetTemplate: '', targetMetadata: '', alarms: [], quotaBackendBytes: 2 ** 31,
 };
 const statusOf = (c: EtcdCluster): EtcdCluster['status'] => clusterStatus(c, state, { type: 'Steady' }, new Map(), '2026-11-22T00:00:00Z');
 const unused = (s: EtcdCluster['status']) => s?.conditions?.find((c) => c.type === 'UnusedFields');

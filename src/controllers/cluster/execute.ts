@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { V1Pod } from '@kubernetes/client-node';
 import { ApiError, ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Action } from '../../etcd/planner.js';
@@ -8,6 +9,7 @@ import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import { WHOLE_DATABASE_PASS_SECONDS, memberPod } from '../../k8s/member-pod.js';
+import { metadataPatch } from '../../k8s/pod-metadata.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { claimRetention, memberClaim } from '../../k8s/member-claim.js';
 import { adoptClaim, claimPath, markRemoved } from './claims.js';
@@ -18,6 +20,8 @@ export interface ExecutionContext {
   etcd: EtcdClient;
   cluster: EtcdCluster;
   address: ClusterAddress;
+  /** The cluster's pods as the plan observed them. */
+  pods: V1Pod[];
   members?: EtcdMember[];
   statuses: Map<string, EtcdStatus>;
   tls?: MemberTls;
@@ -36,7 +40,7 @@ const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner me
 export interface Outcome {
   /** When to look again (ms); undefined to wait for a change. */
   requeueAfterMs?: number;
-  /** etcd's "not now", when it refused the action: nothing changed. */
+  /** etcd's "not now", or the API server's conflict with a pod that changed, when the action was refused: nothing changed. */
   refused?: string;
 }
 
@@ -48,6 +52,8 @@ export async function execute(action: Action, x: ExecutionContext): Promise<Outc
   } catch (err) {
     // Logged by the caller, once per refusal rather than once per try.
     if (err instanceof EtcdError && TRANSIENT.test(err.message)) return { requeueAfterMs: 1000, refused: err.message };
+    // A patch made from a pod that changed since it was observed (a conflict): nothing changed; it is made anew.
+    if (action.type === 'PatchPodMetadata' && err instanceof ApiError && err.status === 409) return { requeueAfterMs: 1000, refused: err.message };
     throw err;
   }
 }
@@ -105,6 +111,9 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
     case 'DeletePod':
       await deleteMember(x, action.member, action.deleteClaim, action.force);
       return 1000;
+    case 'PatchPodMetadata':
+      await patchMetadata(x, action.member, action.recordTemplate);
+      return 200;
     case 'Compact':
       // Done already if an earlier attempt landed before its answer was lost.
       await x.etcd.compact(leaderEndpoint(x), action.revision).catch((err: unknown) => {
@@ -189,6 +198,17 @@ async function createMember(x: ExecutionContext, member: string, version: string
     throw err;
   });
   if (created) x.log.info({ member, version, state }, 'member pod created');
+}
+
+/**
+ * Patches a pod's metadata to the spec's, from the pod as the plan observed it (the API server refuses it if the
+ * pod changed since: see execute). A pod gone is the next pass's to see.
+ */
+async function patchMetadata(x: ExecutionContext, member: string, template: string | undefined): Promise<void> {
+  const pod = x.pods.find((p) => p.metadata?.name === member);
+  if (!pod) return;
+  await x.transport.call('PATCH', `/api/v1/namespaces/${x.address.namespace}/pods/${member}`, metadataPatch(pod, x.cluster.spec, template), 'application/merge-patch+json')
+    .catch(ignoreStatus(404));
 }
 
 /** Deletes a member's pod (at once, with `force`: no grace period, no wait for its kubelet) and perhaps its claim. */

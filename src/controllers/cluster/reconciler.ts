@@ -159,7 +159,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const what = 'member' in action ? `${action.type} ${action.member}` : action.type;
     const told = 'reason' in action ? `${what}: ${action.reason}` : what;
     let refusal: Refusal | undefined;
-    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, operator: d.memberPods, ...cached.etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
+    const outcome = await execute(action, { transport: d.transport, etcd, cluster, address, pods, operator: d.memberPods, ...cached.etcdView, ...(tls ? { tls } : {}), ...(restore ? { restore } : {}), log })
       .catch(async (err: unknown): Promise<Outcome> => {
         // What the spec made, refused by the API server (a missing PriorityClass, a quota, a value admission
         // could not check): the user's to fix. Status and an Event say so; it is tried again slowly.
@@ -175,7 +175,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // it is tried again as soon as etcd accepts, not ten minutes later as one that came to nothing.
     if (action.type === 'AddMember' && action.spreading && !outcome.refused) spreading.tried(key, situation, performance.now());
     if (outcome.refused !== refusals.get(key)) {
-      if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, 'etcd refused for now; retrying until it accepts');
+      const refusedBy = action.type === 'PatchPodMetadata' ? 'the pod changed since it was observed; patching it anew' : 'etcd refused for now; retrying until it accepts';
+      if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, refusedBy);
       refusals.set(key, outcome.refused);
     }
     await ensureDisruptionBudget(d, address, uid, budgetMinAvailable(cluster.spec.size, (state.members ?? []).length));

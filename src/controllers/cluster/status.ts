@@ -1,5 +1,5 @@
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
-import type { Action, ClusterState, NoSpaceRecovery, PodView } from '../../etcd/planner.js';
+import type { Action, ClusterState, NoSpaceRecovery, PodView, Rollout } from '../../etcd/planner.js';
 import { agreedLeader, countAnswering, countServing, quorum, rollout, votersOf } from '../../etcd/planner.js';
 import { lowestVersion } from '../../etcd/versions.js';
 import type { EtcdStatus } from '../../etcd/client.js';
@@ -15,7 +15,7 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
 }
 
 const BUSY: Action['type'][] = [
-  'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'DeleteClaim', 'SetClaimAside', 'Wait',
+  'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'PatchPodMetadata', 'DeleteClaim', 'SetClaimAside', 'Wait',
   'Compact', 'Defragment', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
 ];
 
@@ -24,6 +24,24 @@ function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'
   const { verdict, stale } = rollout(s);
   if (!verdict.allowed && stale.length > 0) return { type: 'UpgradeRefused', status: 'True', reason: verdict.reason, message: verdict.message };
   return { type: 'UpgradeRefused', status: 'False', reason: 'VersionAccepted', message: `version ${s.targetVersion} accepted` };
+}
+
+/** How far members have rolled onto the spec: a new version (Upgrading), or new settings or pod template (RollingSpec). */
+interface RollProgress {
+  reason: 'Upgrading' | 'RollingSpec';
+  /** Voters whose pod is as the spec makes it (version, settings, template), at most `of`. */
+  rolled: number;
+  /** The size the spec asks for. */
+  of: number;
+}
+
+/** The roll under way, if members are not as the spec makes them and a version refused does not hold them. */
+function rollProgress(s: ClusterState, r: Rollout): RollProgress | undefined {
+  const upgrading = r.stale.length > 0;
+  if ((upgrading && !r.verdict.allowed) || (!upgrading && r.reconfigure.length === 0)) return undefined;
+  // A pod stopping to be made again is not rolled yet; a member added in its place is, once a voter.
+  const rolled = votersOf(s.members).filter((v) => s.pods.some((p) => p.name === v.name && !p.terminating) && !r.stale.includes(v.name) && !r.reconfigure.includes(v.name));
+  return { reason: upgrading ? 'Upgrading' : 'RollingSpec', rolled: Math.min(rolled.length, s.desiredSize), of: s.desiredSize };
 }
 
 /** Members by where they run (a node, a zone), for the places holding at least `least` of them. */
@@ -178,8 +196,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const unready = [...memberNames].filter((n) => !ready.includes(n)).sort();
   // The lowest version a member reports: etcd's cluster version cannot be above it.
   const current = lowestVersion(versions) ?? prev?.currentVersion;
-  const { verdict, stale } = rollout(s);
-  const upgrading = verdict.allowed && stale.length > 0;
+  const roll = rollProgress(s, rollout(s));
   const busy = BUSY.includes(action.type);
   const detail = 'reason' in action ? action.reason : action.type;
   const phase = action.type === 'Paused' ? 'Paused'
@@ -187,10 +204,12 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     : rebuilding ? 'Restoring'
     // A new cluster is Creating until its members are first all ready, not Recovering in between.
     : !bootstrapped || (prev?.phase === 'Creating' && unready.length > 0) ? 'Creating'
-    : upgrading ? 'Upgrading'
+    // A roll onto new settings or a new pod template is shown as an upgrade is: members are made again one by one.
+    : roll ? 'Upgrading'
     : voters.length !== s.desiredSize ? 'Scaling'
-    // A person must act: whatever it looks like, the cluster is not running as asked.
-    : busy || unready.length > 0 || action.type === 'Blocked' ? 'Recovering'
+    // A person must act: whatever it looks like, the cluster is not running as asked. A metadata patch
+    // (spec.pod labels, annotations) restarts nothing: no recovery.
+    : (busy && action.type !== 'PatchPodMetadata') || unready.length > 0 || action.type === 'Blocked' ? 'Recovering'
     : 'Running';
   const generation = cluster.metadata.generation;
   const recovery = noSpaceRecovery(prev, s, action);
@@ -217,8 +236,9 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, available
         ? { type: 'Available', status: 'True', reason: 'QuorumHealthy', message: `${serving} of ${voters.length} members healthy, following leader ${leader ?? ''}` }
         : { type: 'Available', status: 'False', ...unavailable(bootstrapped, voters.length, countAnswering(voters, s.health), detail) }, now),
-      condition(prev?.conditions, busy
-        ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
+      condition(prev?.conditions, busy && roll
+        ? { type: 'Progressing', status: 'True', reason: roll.reason, message: `members rolled ${roll.rolled} of ${roll.of}; ${detail}` }
+        : busy ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
         : { type: 'Progressing', status: 'False', reason: action.type, message: detail }, now),
       condition(prev?.conditions, degraded(s, action, memberNames.size, unready, rebuild, refusal), now),
       condition(prev?.conditions, upgradeCondition(s), now),

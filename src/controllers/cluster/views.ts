@@ -7,6 +7,9 @@ import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOT
 import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
+import { podTemplateDigest } from '../../k8s/pod-template.js';
+import { templateOnPod } from '../../k8s/template-on-pod.js';
+import { podMetadataDigest, specMetadataDigest } from '../../k8s/pod-metadata.js';
 import { etcdNeverRan, podTrouble, unschedulable } from './pod-trouble.js';
 import { ZONE_LABEL, nodeState } from '../../k8s/node-state.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
@@ -40,7 +43,10 @@ function dataLost(pod: V1Pod): boolean {
  */
 const restoring = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) => c.name === RESTORE_STEP) ?? false;
 
-export function podView(pod: V1Pod, node?: V1Node): PodView {
+/** What of a pod is judged against the spec: the pod template it is on, and the labels and annotations it carries. */
+type SpecOnPod = Pick<PodView, 'template' | 'templateUnrecorded' | 'metadata'>;
+
+export function podView(pod: V1Pod, node?: V1Node): Omit<PodView, keyof SpecOnPod> {
   const isReady = etcdHealthy(pod);
   const { lost, draining } = nodeState(node);
   const zone = node?.metadata?.labels?.[ZONE_LABEL];
@@ -65,6 +71,11 @@ export function podView(pod: V1Pod, node?: V1Node): PodView {
     ...(pod.metadata?.finalizers?.length ? { finalizers: pod.metadata.finalizers } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
   };
+}
+
+export function specOnPod(pod: V1Pod, cluster: EtcdCluster): SpecOnPod {
+  const template = templateOnPod(pod, cluster.spec, cluster.metadata.name, cluster.metadata.generation ?? 0);
+  return { template: template.digest, ...(template.recorded ? {} : { templateUnrecorded: true }), metadata: podMetadataDigest(pod, cluster.spec) };
 }
 
 export const memberView = (m: EtcdMember): MemberView => ({ id: m.id, name: memberName(m), isLearner: m.isLearner, started: m.name !== '' });
@@ -131,7 +142,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     generation: cluster.metadata.generation ?? 0,
     paused: cluster.spec.paused ?? false,
     bootstrapped: cluster.status?.bootstrapped ?? false,
-    pods: o.pods.map((p) => podView(p, o.nodes.get(p.spec?.nodeName ?? ''))),
+    pods: o.pods.map((p) => ({ ...podView(p, o.nodes.get(p.spec?.nodeName ?? '')), ...specOnPod(p, cluster) })),
     // A member whose only volume is on a node declared shut down has no claim to restart on: it is gone with its
     // data, as a wiped one is. The claim itself is left alone until the node is back (then set aside like any
     // removed member's): deleting it would wait on that node too.
@@ -147,6 +158,8 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     supportsLearners: true,
     targetVersion: specVersion(cluster.spec),
     targetConfig: configDigest(cluster.spec, tls),
+    targetTemplate: podTemplateDigest(cluster.spec, cluster.metadata.name),
+    targetMetadata: specMetadataDigest(cluster.spec),
     alarms: o.alarms,
     ...(o.corruptionCheck ? { corruptionCheck: o.corruptionCheck } : {}),
     ...(spreadTo?.length ? { spreadTo } : {}),
