@@ -204,6 +204,12 @@ export const clusterSpec = object({
       + ' && (has(self.TLS.auto) && self.TLS.auto) == (has(oldSelf.TLS.auto) && oldSelf.TLS.auto)))',
     message: 'TLS cannot be turned on or off, or switched between static and auto, on an existing cluster',
   }, {
+    // A member restarted (a roll, a repair) gets the pod the spec gives: on an emptyDir after the claim spec was
+    // removed, it would rejoin under its identity without its data; a member on an emptyDir has no claim to go to.
+    rule: '(has(self.pod) && has(self.pod.persistentVolumeClaimSpec)) == (has(oldSelf.pod) && has(oldSelf.pod.persistentVolumeClaimSpec))',
+    message: 'pod.persistentVolumeClaimSpec cannot be added or removed on an existing cluster: a member restarted on the other kind of volume would come back without its data; '
+      + 'restore a backup into a new cluster instead',
+  }, {
     // A survivor is restarted alone on its data: an emptyDir goes with the pod, so there would be nothing to restart on.
     rule: '!has(self.restorePolicy) || !has(self.restorePolicy.fromSurvivor) || (has(self.pod) && has(self.pod.persistentVolumeClaimSpec))',
     message: 'restorePolicy.fromSurvivor needs members on volumes (pod.persistentVolumeClaimSpec): a survivor restarted alone without one comes back empty',

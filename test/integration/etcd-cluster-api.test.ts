@@ -96,7 +96,7 @@ test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad
   assert.match(typo.message, /unknown field "spec\.pod\.resources\.request"/);
 });
 
-test('TLS cannot be switched on, off or between static and auto on an existing EtcdCluster', async (t) => {
+test('TLS cannot be switched on, off or between static and auto, nor volumes added or removed, on an existing EtcdCluster', async (t) => {
   const transport = new ApiTransport(adminKubeConfig());
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, etcdClusterCrd());
@@ -113,6 +113,13 @@ test('TLS cannot be switched on, off or between static and auto on an existing E
     assert.match(refusal.message, /TLS cannot be turned on or off/);
   }
   assert.equal(await patch('user', { TLS: { static: { operatorSecret: 'o2' } } }), undefined, 'static Secrets may be renamed');
+  // Nor may members move between volumes and emptyDirs: one restarted on the other kind would come back without its data.
+  await transport.call('POST', collection(namespace), manifest('onvolumes', { size: 1, pod: { persistentVolumeClaimSpec: { resources: { requests: { storage: '1Gi' } } } } }));
+  for (const [name, change] of [['plain', { pod: { persistentVolumeClaimSpec: { resources: { requests: { storage: '1Gi' } } } } }], ['onvolumes', { pod: { persistentVolumeClaimSpec: null } }]] as const) {
+    const refusal = await patch(name, change);
+    assert.ok(refusal instanceof ApiError, `${name} → ${JSON.stringify(change)} was accepted`);
+    assert.match(refusal.message, /persistentVolumeClaimSpec cannot be added or removed/);
+  }
   assert.equal(await patch('plain', { size: 3 }), undefined, 'other changes pass');
 });
 
