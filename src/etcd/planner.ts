@@ -512,6 +512,17 @@ function bootstrap(s: ClusterState, version: string): Action {
 }
 
 /**
+ * A member added but never started whose pod was made from an earlier spec.pod (the pod template): its pod is made
+ * again from the spec. Kept while it could not run (a learner no node fits, say), it would otherwise wait on the
+ * very resources or placement the user has since fixed (trial of issue 32). It never ran, so its pod holds nothing.
+ */
+function outdatedUnstarted(s: ClusterState, m: MemberView): Action | undefined {
+  const pod = s.pods.find((p) => p.name === m.name);
+  if (m.started || !pod || pod.terminating || pod.nodeLost || answers(s.health, m.name) || pod.template === s.targetTemplate) return undefined;
+  return { type: 'DeletePod', member: m.name, deleteClaim: false, reason: 'its etcd never ran; making its pod again from the changed spec.pod' };
+}
+
+/**
  * A learner that cannot finish joining is kept, not removed, while the plan made without it would only add it
  * again (or wait): removed, it would be added again at once, with a new claim, and fare no better. The plan
  * without it is returned then. When that plan does something else (a repair, a move it may give up), the
@@ -746,6 +757,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const learner = members.find((m) => m.isLearner);
   if (learner) {
     if (!podOf(learner.name)) return { type: 'CreatePod', member: learner.name, version, reason: 'learner added; starting its pod' };
+    const remade = outdatedUnstarted(s, learner);
+    if (remade) return remade;
     const answering = answers(s.health, learner.name);
     if (leader && answering && lagBehind(leader, s.health, learner.name) <= s.learnerMaxLag) {
       return { type: 'PromoteLearner', memberId: learner.id, member: learner.name };
@@ -766,6 +779,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const unstarted = voters.find((m) => !m.started);
   if (unstarted) {
     if (!podOf(unstarted.name)) return { type: 'CreatePod', member: unstarted.name, version, reason: 'member added; starting its pod' };
+    const remade = outdatedUnstarted(s, unstarted);
+    if (remade) return remade;
     // Until it starts no other change is made; one that never starts is removed again (finding 7).
     if (!answers(s.health, unstarted.name) && silentTooLong(s, unstarted.name)) {
       // A removal that must wait for members to answer lets a member whose pod is gone rejoin on its volume

@@ -673,6 +673,22 @@ test('pods that run but give the operator no member list are waited for within a
   assert.match(long.reason ?? '', /^pods a, b, c may run etcd, but none has answered the operator for 61 s/);
 });
 
+test('a member added but never started, on a pod of an earlier spec.pod, has its pod made again from the spec (trial of issue 32, finding 2)', () => {
+  // A learner kept while no node fits its CPU request; the request is then lowered.
+  const kept = healthy(['a', 'b', 'c'], {
+    members: [member('a'), member('b'), member('c', { isLearner: true, started: false })],
+    pods: [pod('a'), pod('b'), pod('c', { phase: 'Pending', ready: false, unschedulable: true, template: 'cpu-500' })],
+    health: [health('a', { isLeader: true }), health('b')], silentForMs: { c: 61_000 }, targetTemplate: 'cpu-100',
+  });
+  assert.deepEqual(plan(kept), { type: 'DeletePod', member: 'c', deleteClaim: false, reason: 'its etcd never ran; making its pod again from the changed spec.pod' });
+  assert.equal(type(plan({ ...kept, targetTemplate: 'cpu-500' })), 'Blocked', 'on the spec\'s template it is kept, as before');
+  // A voter added and never started, the same.
+  const voter = { ...kept, members: [member('a'), member('b'), member('c', { started: false })] };
+  assert.equal((plan(voter) as { member?: string; type: string }).type, 'DeletePod');
+  // One that ran is never made again this way: its restart is the roll's.
+  assert.notEqual(type(plan({ ...kept, members: [member('a'), member('b'), member('c', { isLearner: true })] })), 'DeletePod');
+});
+
 test('node loss: never below a quorum of the desired size; one at a time', () => {
   const pods = [pod('a'), pod('b', { nodeLost: true }), pod('c', { nodeLost: true })];
   const s = healthy(['a', 'b', 'c'], { pods, health: [health('a', { isLeader: true })], strandedForMs: { b: 40_000, c: 40_000 } });
