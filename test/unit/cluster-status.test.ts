@@ -138,6 +138,10 @@ test('members sharing a node are said to, naming them and the node', () => {
   const on = (nodes: string[]): ClusterState => state({ pods: state().pods.map((p, i) => ({ ...p, node: nodes[i] ?? '' })) });
   const spread = clusterStatus(cluster(), on(['n1', 'n2', 'n3']), { type: 'Steady' }, new Map(), NOW);
   assert.deepEqual(pick(spread.conditions?.find((c) => c.type === 'MembersSpread')), { status: 'True', reason: 'OnePerNode', message: 'no two members share a node, and no zone holds a quorum of them' });
+  // A pod not yet on a node says nothing of the spread (trial of issue 32).
+  const pending = state({ pods: state().pods.map((p, i) => (i === 2 ? { ...p, phase: 'Pending' as const } : { ...p, node: `n${i}` })) });
+  assert.deepEqual(pick(clusterStatus(cluster(), pending, { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread')),
+    { status: 'Unknown', reason: 'NotScheduled', message: 'member pods c are not on a node yet' });
   const zoned = (zones: string[]): ClusterState => state({ pods: state().pods.map((p, i) => ({ ...p, node: `n${i}`, zone: zones[i] ?? '' })) });
   assert.deepEqual(pick(clusterStatus(cluster(), zoned(['z1', 'z2', 'z1']), { type: 'Steady' }, new Map(), NOW).conditions?.find((c) => c.type === 'MembersSpread')),
     { status: 'False', reason: 'QuorumInOneZone', message: '2 of the 3 voters run in zone z1 (a, c), a quorum: losing that zone stops the cluster' });

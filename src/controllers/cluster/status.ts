@@ -82,6 +82,9 @@ function spreadCondition(memberPods: PodView[], voters: readonly string[] | unde
     const listed = nodes.map(([node, members]) => `${members.sort().join(', ')} on ${node}`).join('; ');
     return { type: 'MembersSpread', status: 'False', reason: 'SharedNode', message: `members share a node: ${listed}; losing that node loses them together` };
   }
+  // Where a pod is not yet placed, nothing is known of how the members will be spread.
+  const unplaced = memberPods.filter((p) => p.node === undefined).map((p) => p.name).sort();
+  if (unplaced.length > 0) return { type: 'MembersSpread', status: 'Unknown', reason: 'NotScheduled', message: `member pods ${unplaced.join(', ')} are not on a node yet` };
   return { type: 'MembersSpread', status: 'True', reason: 'OnePerNode', message: 'no two members share a node, and no zone holds a quorum of them' };
 }
 
