@@ -132,6 +132,11 @@ export class ChangeLog {
   private async resumePoint(snapshotFrom: number | undefined): Promise<number | undefined> {
     const chunks = chunksOf(await this.s.storage.list(changeLogPrefix(this.s.base)), this.s.base);
     const last = chunks[chunks.length - 1];
+    // After a gap the log starts again from a snapshot, until a chunk past the gap is stored: a follow from that
+    // snapshot that fails before storing one must not send the next try back to the chunks before the gap, where
+    // etcd has compacted (each try found the same gap again, and the log never resumed).
+    const latestGap = this.state.gaps.at(-1);
+    if (snapshotFrom === undefined && latestGap && last && last.to <= latestGap.to) return this.resumePoint(latestGap.to + 1);
     if (last && snapshotFrom === undefined) {
       this.state.fromRevision = coveredRuns(chunks).at(-1)?.from ?? last.from;
       this.state.throughRevision = last.to;
