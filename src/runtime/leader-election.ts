@@ -1,4 +1,4 @@
-import { ApiError } from './transport.js';
+import { ApiError, getIfExists } from './transport.js';
 import { isAborted, sleep } from './abortable.js';
 import { microTime } from './time.js';
 import type { ApiTransport } from './transport.js';
@@ -137,12 +137,7 @@ export class LeaderElector {
   }
 
   private async read(api: ApiTransport): Promise<Lease | undefined> {
-    try {
-      return (await api.call('GET', `${this.path}/${this.options.leaseName}`)) as Lease;
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return undefined;
-      throw err;
-    }
+    return getIfExists<Lease>(api, `${this.path}/${this.options.leaseName}`);
   }
 
   /** On a clean shutdown, hand the lease over at once instead of making the next leader wait it out. */

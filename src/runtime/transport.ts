@@ -25,6 +25,16 @@ export const ignoreStatus = (status: number) => (err: unknown): void => {
   if (!(err instanceof ApiError && err.status === status)) throw err;
 };
 
+/** The object at `path`, or undefined where there is none (404); any other failure is thrown. */
+export async function getIfExists<T>(transport: ApiTransport, path: string): Promise<T | undefined> {
+  try {
+    return (await transport.call('GET', path)) as T;
+  } catch (err) {
+    ignoreStatus(404)(err);
+    return undefined;
+  }
+}
+
 export interface TransportOptions {
   /**
    * A request (a call, or a watch until its answer starts) that has not been answered in full this long is

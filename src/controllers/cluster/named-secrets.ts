@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { ApiError } from '../../runtime/transport.js';
+import { ApiError, getIfExists } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 
 /**
@@ -24,12 +24,7 @@ export class NamedSecrets {
     const key = `${namespace}/${name}`;
     const known = this.read.get(key);
     if (known && this.clock() - known.at < this.refreshMs) return known.secret;
-    let secret: V1Secret | undefined;
-    try {
-      secret = (await this.transport.call('GET', secretPath(namespace, name))) as V1Secret;
-    } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404)) throw err;
-    }
+    const secret = await getIfExists<V1Secret>(this.transport, secretPath(namespace, name));
     this.read.set(key, { secret, at: this.clock() });
     return secret;
   }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
-import { ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
+import { getIfExists, ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileContext, ReconcileResult } from '../../runtime/controller.js';
 import type { Store } from '../../runtime/store.js';
@@ -203,10 +203,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   }
 
   async function readVolume(name: string): Promise<V1PersistentVolume | undefined> {
-    return d.transport.call('GET', `/api/v1/persistentvolumes/${name}`).then((o) => o as V1PersistentVolume, (err: unknown) => {
-      ignoreStatus(404)(err);
-      return undefined;
-    });
+    return getIfExists<V1PersistentVolume>(d.transport, `/api/v1/persistentvolumes/${name}`);
   }
 
   /** The plan made anew from the cluster, its pods and claims read from the API server, and etcd's member list (linearizable if asked). */
@@ -220,10 +217,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const bootstrapped = fresh.status?.bootstrapped ?? false;
     const restore = bootstrapped ? undefined : restoreSource(d, fresh);
     const claims = sortClaims(await list<V1PersistentVolumeClaim>('persistentvolumeclaims'), uid, bootstrapped, restore === undefined);
-    const node = (n: string): Promise<V1Node | undefined> => d.transport.call('GET', `/api/v1/nodes/${n}`).then((o) => o as V1Node, (err: unknown) => {
-      ignoreStatus(404)(err);
-      return undefined;
-    });
+    const node = (n: string): Promise<V1Node | undefined> => getIfExists<V1Node>(d.transport, `/api/v1/nodes/${n}`);
     const { observed } = await observe(pods, nodesOf(pods, node), claims, strandedClaims(claims.own, anyShutDown(), node, readVolume), etcd, address, linearizable);
     // The nodes as the cache has them: an action is confirmed against fresh objects of the cluster, not of its nodes.
     const placeableNodes = hardPlacement(fresh.spec, d.nodes.list());
