@@ -142,7 +142,8 @@ export class LeaderElector {
 
   /** On a clean shutdown, hand the lease over at once instead of making the next leader wait it out. */
   private async release(): Promise<void> {
-    const api = this.transport.within(AbortSignal.timeout(this.renewDeadlineMs), this.renewDeadlineMs);
+    // Each call bounded by the renew deadline: the term has ended, no signal is left to end it.
+    const api = this.transport.within(undefined, this.renewDeadlineMs);
     try {
       const current = await this.read(api);
       if (current?.spec?.holderIdentity !== this.options.identity) return;

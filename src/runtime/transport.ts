@@ -2,6 +2,7 @@ import { Agent, request } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { deadline } from './abortable.js';
 
 /** A non-2xx answer of the API server, with its Status body when it sent one. */
 export class ApiError extends Error {
@@ -68,8 +69,8 @@ export class ApiTransport {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
-    // Whole milliseconds, at least one: AbortSignal.timeout() throws on a fraction, and bounds computed from
-    // performance.now() (the time left to a lease's renew deadline) have them.
+    // Whole milliseconds, at least one: bounds computed from performance.now() (the time left to a lease's renew
+    // deadline) have fractions, and a timer of zero would give up before the request is sent.
     this.timeoutMs = Math.max(1, Math.ceil(options.timeoutMs ?? DEFAULT_TIMEOUT_MS));
     this.agent = agent ?? new Agent({ keepAlive: true, maxSockets: 64 });
   }
@@ -78,13 +79,14 @@ export class ApiTransport {
    * The same transport (agent, credentials, counting), whose requests are also abandoned when `signal` aborts:
    * for a leadership term, so that nothing it started outlives it, or for one attempt with a deadline.
    */
-  within(signal: AbortSignal, timeoutMs = this.timeoutMs): ApiTransport {
-    return new ApiTransport(this.kubeConfig, this.answered, { timeoutMs, signal: this.joined(signal) }, this.agent);
+  within(signal: AbortSignal | undefined, timeoutMs = this.timeoutMs): ApiTransport {
+    return new ApiTransport(this.kubeConfig, this.answered, { timeoutMs, signal: signal ? this.joined(signal) : this.options.signal }, this.agent);
   }
 
   /** One request; the JSON body of a 2xx answer, else an ApiError. Bounded as a whole by the timeout. */
   async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<unknown> {
-    const signal = this.joined(AbortSignal.timeout(this.timeoutMs));
+    const bound = deadline(this.timeoutMs, () => new ApiTimeout(`${method} ${path}`, this.timeoutMs));
+    const signal = this.joined(bound.signal);
     try {
       const res = await this.open(method, path, body, contentType, signal);
       const text = await readAll(res);
@@ -92,6 +94,8 @@ export class ApiTransport {
       return text.length > 0 ? (JSON.parse(text) as unknown) : undefined;
     } catch (err) {
       throw signal.aborted ? this.abandoned(`${method} ${path}`, signal) : err;
+    } finally {
+      bound.clear();
     }
   }
 
@@ -101,8 +105,7 @@ export class ApiTransport {
    * silence).
    */
   async stream(path: string, signal: AbortSignal): Promise<IncomingMessage> {
-    const started = new AbortController();
-    const timer = setTimeout(() => { started.abort(new ApiTimeout(`GET ${path}`, this.timeoutMs)); }, this.timeoutMs);
+    const started = deadline(this.timeoutMs, () => new ApiTimeout(`GET ${path}`, this.timeoutMs));
     const joined = this.joined(AbortSignal.any([signal, started.signal]));
     try {
       const res = await this.open('WATCH', path, undefined, undefined, joined);
@@ -111,16 +114,14 @@ export class ApiTransport {
     } catch (err) {
       throw joined.aborted ? this.abandoned(`GET ${path}`, joined) : err;
     } finally {
-      clearTimeout(timer);
+      started.clear();
     }
   }
 
   /** Why a request was given up: its timeout, or the reason its signal gave (the end of a term). */
   private abandoned(what: string, signal: AbortSignal): Error {
     const reason: unknown = signal.reason;
-    if (reason instanceof ApiTimeout) return reason;
-    if (reason instanceof Error && reason.name === 'TimeoutError') return new ApiTimeout(what, this.timeoutMs);
-    return new ApiAbandoned(what, reason);
+    return reason instanceof ApiTimeout ? reason : new ApiAbandoned(what, reason);
   }
 
   private joined(signal: AbortSignal): AbortSignal {

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiAbandoned, ApiTimeout, ApiTransport } from '../../src/runtime/transport.js';
 import { EtcdClient, EtcdError } from '../../src/etcd/client.js';
@@ -34,6 +36,22 @@ test('a watch whose answer never starts fails at the timeout too', async (t) => 
   const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined, { timeoutMs: 300 });
   t.after(() => { transport.agent.destroy(); });
   const { ms, err } = await settle(transport.stream('/api/v1/pods?watch=1', new AbortController().signal));
+  assert.ok(err instanceof ApiTimeout, String(err));
+  assert.ok(ms < 2000, `gave up after ${Math.round(ms)} ms`);
+});
+
+test('a call within a term fails at its timeout though garbage is collected while it waits (no timer held weakly)', async (t) => {
+  // AbortSignal.timeout() inside AbortSignal.any() is held only weakly: once collected, its abort never came, and a
+  // leader's renewal on a black-holed connection waited past its renew deadline (Node 20, nodejs/node#57736).
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined, { timeoutMs: 60_000 });
+  t.after(() => { transport.agent.destroy(); });
+  const pending = settle(transport.within(new AbortController().signal, 400).call('GET', '/apis/coordination.k8s.io/v1/namespaces/x/leases/y'));
+  await new Promise((r) => setTimeout(r, 100));
+  gc();
+  gc();
+  const { ms, err } = await Promise.race([pending, new Promise<{ ms: number; err: unknown }>((r) => setTimeout(() => { r({ ms: Infinity, err: 'still waiting after 3 s' }); }, 3000))]);
   assert.ok(err instanceof ApiTimeout, String(err));
   assert.ok(ms < 2000, `gave up after ${Math.round(ms)} ms`);
 });
