@@ -153,10 +153,8 @@ test('a continuous backup keeps every revision through an operator restart (its 
     `${compactedTo}: ${JSON.stringify(gapped.status?.changeLog)}`);
   const warned = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'ChangeLogGap');
   assert.equal(warned.length, 1, 'one Warning Event for the gap');
-  // A full snapshot after the gap starts the log again. A write follows, as on any cluster in use: on etcd 3.5.35 a
-  // watch of an idle cluster from that snapshot answers no progress request (a known defect of the log, noted
-  // for the next session: it should confirm progress without an event).
-  await eventually('a write after the gap', 30_000, () => etcdPut(endpoint, 'after-gap', 'x'));
+  // A full snapshot after the gap starts the log again, with nothing written since: etcd (3.5.35) answers no progress
+  // request of a watch from past its revision, and a log that waited on one never resumed on an idle cluster.
   const resumed = await eventually('the log following again after a new snapshot', 60_000, async () => {
     const b = await getBackup(bed, 'src');
     return logCondition(b)?.status === 'True' && (b.status?.etcdRevision ?? 0) >= compactedTo ? b : undefined;

@@ -200,6 +200,13 @@ export class ChangeLog {
       void read().then((reading) => {
         asking.now = false;
         if (signal.aborted) return;
+        // etcd answers no progress request while its revision is below the watch's start (nothing written since the
+        // stored point: an idle cluster after a restart or a new snapshot), so it would wait for ever. The reading
+        // alone confirms it then: every revision the cluster has is at or before `next`, stored already.
+        if (asked.length === 0 && reading.linearizable !== undefined && reading.linearizable < next) {
+          this.confirm(reading.atMs);
+          return;
+        }
         if (asked.length < MAX_ASKED) asked.push(reading);
         watch.requestProgress();
       });
@@ -294,9 +301,14 @@ export class ChangeLog {
         : `${endpoint} reported progress through ${through}, behind the cluster's ${asked.linearizable}`;
       return through + 1;
     }
-    this.state.confirmedAtMs = asked.atMs;
+    this.confirm(asked.atMs);
+    return through + 1;
+  }
+
+  /** Everything the cluster held when asked at `atMs` is stored: the RPO counts from then. */
+  private confirm(atMs: number): void {
+    this.state.confirmedAtMs = atMs;
     delete this.state.error;
     this.s.confirmed(this.current);
-    return through + 1;
   }
 }
