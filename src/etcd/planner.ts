@@ -518,7 +518,9 @@ function bootstrap(s: ClusterState, version: string): Action {
  */
 function outdatedUnstarted(s: ClusterState, m: MemberView): Action | undefined {
   const pod = s.pods.find((p) => p.name === m.name);
-  if (m.started || !pod || pod.terminating || pod.nodeLost || answers(s.health, m.name) || pod.template === s.targetTemplate) return undefined;
+  // A pod whose data guard found its volume emptied is no unborn member's, whatever etcd lists: the rules for a lost
+  // volume replace it (seed 724645762 of the invariants restarted it on that volume).
+  if (m.started || !pod || pod.terminating || pod.nodeLost || pod.dataLost || answers(s.health, m.name) || pod.template === s.targetTemplate) return undefined;
   return { type: 'DeletePod', member: m.name, deleteClaim: false, reason: 'its etcd never ran; making its pod again from the changed spec.pod' };
 }
 

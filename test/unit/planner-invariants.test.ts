@@ -28,3 +28,19 @@ test('a member whose stopping pod found its volume empty is not restarted on it 
   const holds = INVARIANTS['never restart a member on a volume that came back empty'];
   assert.ok(holds?.(s, action), JSON.stringify(action));
 });
+
+test('a never-started member whose pod found its volume emptied is not restarted on it for a changed pod template (the counterexample of seed 724645762)', () => {
+  const pod = (name: string, o: Partial<PodView>): PodView =>
+    ({ name, phase: 'Pending', ready: false, terminating: false, version: '3.5.17', config: '', metadata: 'm', forced: false, template: 't', dataLost: false, templateUnrecorded: true, ...o });
+  const s: ClusterState = {
+    desiredSize: 1, generation: 2, paused: false, bootstrapped: true,
+    pods: [pod('b', { template: 'old', dataLost: true }), pod('d', {})],
+    claims: ['b'], retained: [], members: ['b', 'd'].map((name) => ({ id: `id-${name}`, name, isLearner: false, started: false })),
+    recordedMembers: ['b', 'd'], claimMarks: { neverRan: ['b'], started: [], setAside: [] }, health: [],
+    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000,
+    unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 100, stalledForMs: {}, stalledAfterMs: 600_000,
+    targetVersion: '3.5.17', targetConfig: '', targetTemplate: 't', targetMetadata: 'm', alarms: [], quotaBackendBytes: 2 ** 31,
+  };
+  const action = plan(s);
+  assert.ok(INVARIANTS['never restart a member on a volume that came back empty']?.(s, action), JSON.stringify(action));
+});
