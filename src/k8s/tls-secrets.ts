@@ -35,9 +35,12 @@ export function tlsSecretNames(cluster: string, spec: ClusterSpec): TlsSecretNam
   return undefined;
 }
 
-/** Where a cluster's members are reached: its name and namespace, its DNS domain (its spec's, else the operator's), TLS or not. */
+/**
+ * Where a cluster's members are reached: its name and namespace, its DNS domain (its spec's, else the operator's), TLS or
+ * not. An empty ClusterDomain is unset: the CoreOS operator writes "" into every spec it updates (a Go string field).
+ */
 export const clusterAddress = (cluster: string, namespace: string, spec: ClusterSpec, defaultDomain: string): ClusterAddress => ({
-  cluster, namespace, domain: spec.pod?.ClusterDomain ?? defaultDomain, tls: tlsSecretNames(cluster, spec) !== undefined,
+  cluster, namespace, domain: spec.pod?.ClusterDomain || defaultDomain, tls: tlsSecretNames(cluster, spec) !== undefined,
 });
 
 export const caSecretName = (cluster: string): string => `${cluster}-ca`;

@@ -5,7 +5,7 @@ import { podView } from '../../src/controllers/cluster/views.js';
 import { imageOf, RESERVED_ETCD_ENV } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
 import type { V1Probe } from '@kubernetes/client-node';
-import { memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
+import { clusterAddress, memberAltNames, tlsSecretNames } from '../../src/k8s/tls-secrets.js';
 import { snapshotPod } from '../../src/k8s/snapshot-pod.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../src/k8s/disruption-budget.js';
 import type { MemberPodInput } from '../../src/k8s/member-pod.js';
@@ -279,4 +279,9 @@ test('a pod that carries a restore\'s steps is on other settings than the same p
   const restoring = podView(memberPod(input({ withClaim: true, restore: { s3: { path: 'b/k', awsSecret: 'aws' } } })));
   assert.notEqual(restoring.config, plain.config, 'a reboot would run its restore steps again: it must not stay');
   assert.equal(plain.config, podView(memberPod(input({ withClaim: true }))).config, 'a plain pod is not rolled for nothing');
+});
+
+test('a spec\'s ClusterDomain "" is unset (the CoreOS operator writes its Go zero value into every spec it updates): the operator\'s domain is used', () => {
+  assert.equal(clusterAddress('ex', 'ns', { size: 3, pod: { ClusterDomain: '' } }, 'cluster.local').domain, 'cluster.local');
+  assert.equal(clusterAddress('ex', 'ns', { size: 3, pod: { ClusterDomain: 'corp.example' } }, 'cluster.local').domain, 'corp.example');
 });
