@@ -226,7 +226,7 @@ export const condition = object({
 }, { required: ['type', 'status'] });
 
 export const clusterStatus = object({
-  phase: string({ description: 'Creating, Running, Scaling, Upgrading (members rolling onto a new version, settings or pod template), Recovering, Paused or Failed.' }),
+  phase: string({ description: 'Creating, TakingOver (a cluster the CoreOS etcd-operator made, not this operator\'s yet), Running, Scaling, Upgrading (members rolling onto a new version, settings or pod template), Recovering, Paused or Failed.' }),
   reason: string(),
   controlPaused: boolean({ description: 'CoreOS field: the operator is not acting on this cluster.' }),
   observedGeneration: integer({ format: 'int64' }),
@@ -259,6 +259,11 @@ export const clusterStatus = object({
     survivor: string(), revision: integer({ format: 'int64' }), startedAt: string({ format: 'date-time' }),
     forced: boolean({ description: 'The survivor ran alone with --force-new-cluster.' }), completedAt: string({ format: 'date-time' }),
   }, { description: 'The last recovery from a survivor after a lost majority.' }),
+  takenOver: object({
+    from: string({ description: 'The operator that made the cluster: coreos-etcd-operator.' }),
+    at: string({ format: 'date-time' }),
+    members: array(string(), { description: 'Its members when taken over, in place.' }),
+  }, { description: 'A cluster another operator made, taken over in place: nothing was restarted.' }),
   noSpaceRecovery: object({
     compactedRevision: integer({ format: 'int64' }),
     defragmented: array(string()),

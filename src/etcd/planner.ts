@@ -52,7 +52,7 @@
  * nothing will come, the plan is Blocked with a cause from BLOCKED_CAUSES saying what a person must do.
  */
 
-import { FORCE_NEW_CLUSTER_FIXED, forceNewClusterKeepsData, highestVersion, upgradeVerdict } from './versions.js';
+import { FORCE_NEW_CLUSTER_FIXED, OLDEST_SUPPORTED, atLeast, forceNewClusterKeepsData, highestVersion, upgradeVerdict } from './versions.js';
 import type { VersionVerdict } from './versions.js';
 
 
@@ -103,6 +103,8 @@ export interface PodView {
   unschedulable?: true;
   /** What keeps it from running etcd (for status; the planner acts on facts, not on these reasons). */
   trouble?: { reason: string; message: string };
+  /** Made by the CoreOS etcd-operator (its `etcd_node` label): a member of a cluster this operator may take over. */
+  madeByCoreOS?: true;
 }
 
 export interface MemberHealth {
@@ -159,6 +161,11 @@ export interface ClusterState {
   paused: boolean;
   /** Status records that the cluster came up once; never bootstrap such a cluster again. */
   bootstrapped: boolean;
+  /**
+   * The CoreOS etcd-operator may still act on the cluster, as its leader lock says (what to tell a person): before a
+   * takeover, or after one if it was started again. Nothing is done while it may: two operators would act at once.
+   */
+  coreosOperatorActivity?: string;
   pods: PodView[];
   /** Members that have a data volume claim. */
   claims: string[];
@@ -273,6 +280,14 @@ export type Action =
   | { type: 'ResumeBootstrap'; initialMembers: string[]; missing: string[]; version: string; ran?: string[] }
   | { type: 'MarkBootstrapped' }
   | { type: 'Adopt'; claims: string[]; members: string[]; reason: string }
+  /**
+   * The running members the CoreOS etcd-operator made become this operator's, in place: each pod is recorded as made
+   * from the spec's settings and pod template (it restarts nothing; a later change of them rolls it onto this
+   * operator's pods). RecordTakeover follows once the records are seen.
+   */
+  | { type: 'TakeOver'; members: string[]; config: string; template: string; reason: string }
+  /** Every pod of a cluster being taken over carries the records: status records the cluster as this operator's. */
+  | { type: 'RecordTakeover'; members: string[] }
   | { type: 'CreatePod'; member: string; version: string; reason: string; forceNewCluster?: true; peers?: string[] }
   /** `spreading`: added to move a member off a node it shares (the scale-down then removes one of those). */
   | { type: 'AddMember'; learner: boolean; version: string; reason: string; spreading?: true }
@@ -333,6 +348,8 @@ export const BLOCKED_CAUSES = {
   PodStuckStopping: 'a pod deleted on a live node has not stopped within stuckStoppingAfterMs (a finalizer, a volume that does not unmount, a kubelet that hangs): see what holds it; once its containers stopped, force-delete it',
   CatchUpStalled: 'a member that answers has come no closer to the leader\'s log for stalledAfterMs (a slow or full disk, a network that drops its traffic, a snapshot it cannot take): check its disk, network and logs, or delete its pod to restart it; a learner, kept while nothing else waits on it, may also be removed (etcdctl member remove) to be added anew, or spec.size lowered',
   Unreachable: 'member pods may run, but none has answered the operator past replaceAfterMs: see whether etcd runs, and what stands between the operator and the members (a NetworkPolicy, DNS, TLS)',
+  TakeoverUnsafe: 'members made by the CoreOS etcd-operator are in a state that is not safe to take over (a change of membership or version it left unfinished, a member failed or silent, members on volumes, etcd older than 3.5): undo it by hand as the message says, and the cluster is taken over',
+  CoreOSOperatorRunning: 'the CoreOS etcd-operator may still act on the cluster (its leader lock renewed lately, or unreadable): delete its Deployment; nothing is done until its lock has gone unrenewed a minute',
   TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits its learner (kept, not added anew): add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
@@ -430,6 +447,7 @@ const unrecordedTarget = (s: ClusterState, p: PodView): boolean => p.templateUnr
 
 export function plan(s: ClusterState): Action {
   if (s.paused) return { type: 'Paused' };
+  if (s.coreosOperatorActivity) return { type: 'Blocked', cause: 'CoreOSOperatorRunning', reason: s.coreosOperatorActivity };
   const pods = s.pods.filter((p) => !p.terminating);
   const r = rollout(s);
   if (s.survivorRecovery) return planSurvivorRecovery(s, s.survivorRecovery, r.newMemberVersion);
@@ -440,6 +458,7 @@ export function plan(s: ClusterState): Action {
 }
 
 function planBootstrap(s: ClusterState, pods: PodView[], version: string): Action {
+  if (pods.some((p) => p.madeByCoreOS)) return takeover(s, pods);
   // The bootstrap is recorded on its pods and on its claims, which outlive them: a bootstrap whose pods are
   // all gone (deleted one by one to be made again from a fixed spec, evicted, deleted by a person) resumes
   // from its claims, which the resumed pods mount, data or not.
@@ -491,6 +510,75 @@ function planBootstrap(s: ClusterState, pods: PodView[], version: string): Actio
   if (!s.pods.some((p) => waitingOn.includes(p.name) && mayRun(p))) return bootstrapStalled(s, waitingOn);
   const starting = waitingOn.filter((m) => s.pods.some((p) => p.name === m && mayRun(p)));
   return { type: 'Wait', awaiting: 'MembersStarting', members: starting, reason: `bootstrapping: ${started.length} of ${initial.length} members started` };
+}
+
+const unsafe = (reason: string): Action => ({ type: 'Blocked', cause: 'TakeoverUnsafe', reason: `not taking over the CoreOS cluster: ${reason}` });
+
+/**
+ * A cluster the CoreOS etcd-operator made, taken over in place once what runs is a settled etcd cluster: each pod a
+ * started voter, each voter a pod, all answering one leader, on versions etcd lets the spec's be rolled out from.
+ * Anything else is a change that operator left half done: nothing is touched, and the reason says what a person can
+ * do by hand (never "start the CoreOS operator again": on a cluster this operator's status was written to, it either
+ * stops at "created" or, with no phase stored, boots a new seed member and deletes the old pods, data and all).
+ * Members on volumes are not taken over: CoreOS's claims carry none of this operator's records (member started,
+ * cluster UID), and restarting one on its claim is not proven.
+ *
+ * Two steps, so that no pass ever sees the cluster recorded as its own while its cache still shows pods without the
+ * records (it would roll them all, as made from other settings): first the pods get the spec's settings and pod
+ * template digests (TakeOver), and once every pod is seen carrying them, status records the cluster (RecordTakeover).
+ */
+function takeover(s: ClusterState, pods: PodView[]): Action {
+  // A pod stopping is a change under way (the CoreOS operator replacing a member, a person, an eviction): what is
+  // left once it is gone is judged then.
+  const stopping = s.pods.find((p) => p.terminating);
+  if (stopping?.nodeLost) return nodeLost(s);
+  if (stopping) return awaitStopping(s, [stopping.name], `pod ${stopping.name} of the CoreOS cluster is stopping; judging the takeover once it is gone`);
+  const others = pods.filter((p) => !p.madeByCoreOS).map((p) => p.name);
+  if (others.length > 0) return unsafe(`pods ${others.join(', ')} were not made by the CoreOS operator: see who made them, and delete them if they are no members`);
+  const names = pods.map((p) => p.name).sort();
+  if (s.claims.length > 0) {
+    return unsafe(`members ${names.join(', ')} are on volumes (claims ${s.claims.join(', ')}), which this version does not take over: back the cluster up (an EtcdBackup) `
+      + 'and restore it under a new name (an EtcdRestore: it never replaces a cluster that exists)');
+  }
+  if (!s.members) return unsafe(`no member of ${names.join(', ')} answered its member list: see whether etcd runs (kubectl logs) and what stands between the operator and the members (a NetworkPolicy, TLS)`);
+  const unstarted = s.members.filter((m) => !m.started || m.isLearner);
+  if (unstarted.length > 0) {
+    return unsafe(`members ${unstarted.map((m) => `${m.name} (ID ${m.id})`).join(', ')} were added and never started or promoted: a scale the CoreOS operator left unfinished. `
+      + 'Remove them (etcdctl member remove <id>); the cluster is taken over then, and spec.size adds members as this operator does');
+  }
+  const listed = s.members.map((m) => m.name);
+  const podless = s.members.filter((m) => !names.includes(m.name));
+  if (podless.length > 0) {
+    return unsafe(`members ${podless.map((m) => `${m.name} (ID ${m.id})`).join(', ')} have no pod (on emptyDir, their data went with it): a replacement left unfinished, or pods deleted. `
+      + 'Once sure no pod of theirs runs, remove them (etcdctl member remove <id>); the cluster is taken over then, and spec.size brings it back to size');
+  }
+  const unlisted = names.filter((n) => !listed.includes(n));
+  if (unlisted.length > 0) return unsafe(`pods ${unlisted.join(', ')} are no members of etcd (a scale or replacement left unfinished): delete them (kubectl delete pod ${unlisted.join(' ')})`);
+  if (pods.some((p) => p.nodeLost)) return nodeLost(s);
+  // The CoreOS operator's pods never restart (restartPolicy Never): a failed one is gone for good.
+  const failed = pods.filter((p) => p.phase === 'Failed').map((p) => s.members?.find((m) => m.name === p.name)).filter((m) => m !== undefined);
+  if (failed.length > 0) {
+    return unsafe(`the pods of members ${failed.map((m) => `${m.name} (ID ${m.id})`).join(', ')} failed, and CoreOS's pods never restart: remove those members (etcdctl member remove <id>) `
+      + 'and delete their pods; the cluster is taken over then, and spec.size brings it back to size');
+  }
+  const silent = names.filter((n) => !answers(s.health, n));
+  const longSilent = silent.filter((n) => (s.silentForMs[n] ?? 0) > s.replaceAfterMs);
+  if (longSilent.length > 0) return unsafe(`members ${longSilent.join(', ')} have not answered for over ${s.replaceAfterMs / 1000} s: see kubectl logs; one that will not come back, remove (etcdctl member remove <id>) and delete its pod`);
+  if (silent.length > 0) return { type: 'Wait', awaiting: 'MembersAnswering', members: silent, reason: `members ${silent.join(', ')} of the CoreOS cluster do not answer yet` };
+  const versions = [...new Set(pods.map((p) => p.version))].sort();
+  const old = versions.find((v) => !atLeast(v, OLDEST_SUPPORTED));
+  if (old !== undefined) return unsafe(`members run etcd ${old}, older than ${OLDEST_SUPPORTED}, the oldest this operator runs: upgrade them with the CoreOS operator first (3.4, then 3.5), or move the data by a backup and an EtcdRestore (see the README)`);
+  // An upgrade the CoreOS operator left half done is finished by this operator's roll, where etcd allows it.
+  const verdict = upgradeVerdict(versions, s.targetVersion);
+  if (!verdict.allowed) return unsafe(`members run ${versions.join(', ')}, and spec.version ${s.targetVersion} cannot be rolled out from them (${verdict.message}): set spec.version to one that can`);
+  if (!agreedLeader(votersOf(s.members), s.health)) return { type: 'Wait', awaiting: 'LeaderElection', members: names, reason: 'the CoreOS cluster\'s members answer but follow no one leader yet' };
+  if (pods.some((p) => p.config !== s.targetConfig || p.template !== s.targetTemplate || p.templateUnrecorded)) {
+    return {
+      type: 'TakeOver', members: names, config: s.targetConfig, template: s.targetTemplate,
+      reason: `members ${names.join(', ')}, made by the CoreOS etcd-operator, all answer one leader: taking them over in place, nothing restarted`,
+    };
+  }
+  return { type: 'RecordTakeover', members: names };
 }
 
 /**
@@ -1292,6 +1380,20 @@ export const INVARIANTS: Record<string, (s: ClusterState, a: Action) => boolean>
       || (a.recordTemplate === s.targetTemplate && s.pods.some((p) => p.name === a.member && p.templateUnrecorded && p.template === s.targetTemplate)),
   'metadata is patched only on a live pod of a listed member': (s, a) =>
     a.type !== 'PatchPodMetadata' || (s.members?.some((m) => m.name === a.member) === true && s.pods.some((p) => p.name === a.member && !p.terminating)),
+  'take over only what the CoreOS operator made and left settled: its operator not running, every live pod its and a started voter answering one leader on versions the spec\'s may be rolled out from, every member a pod, no claims, before any bootstrap': (s, a) => {
+    if (a.type !== 'TakeOver' && a.type !== 'RecordTakeover') return true;
+    const live = s.pods.filter((p) => !p.terminating);
+    const members = s.members ?? [];
+    return !s.bootstrapped && s.coreosOperatorActivity === undefined && s.claims.length === 0 && members.length > 0
+      && live.length === members.length && live.every((p) => p.madeByCoreOS && members.some((m) => m.name === p.name))
+      && members.every((m) => m.started && !m.isLearner && answers(s.health, m.name)) && agreedLeader(members, s.health) !== undefined
+      && live.every((p) => atLeast(p.version, OLDEST_SUPPORTED) && p.phase !== 'Failed') && upgradeVerdict(live.map((p) => p.version), s.targetVersion).allowed
+      && [...a.members].sort().join() === live.map((p) => p.name).sort().join();
+  },
+  'a takeover is recorded only once every pod carries the spec\'s settings and pod template': (s, a) =>
+    a.type !== 'RecordTakeover' || s.pods.every((p) => p.config === s.targetConfig && p.template === s.targetTemplate && !p.templateUnrecorded),
+  'nothing is done while the CoreOS operator may still act': (s, a) =>
+    s.coreosOperatorActivity === undefined || s.paused || (a.type === 'Blocked' && a.cause === 'CoreOSOperatorRunning'),
   'never restart a member on a volume that came back empty': (s, a) =>
     clearingForRebuild(s) || !(a.type === 'DeletePod' && !a.deleteClaim && s.members?.some((m) => m.name === a.member) && s.pods.some((p) => p.name === a.member && p.dataLost)),
 };

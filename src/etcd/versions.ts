@@ -42,6 +42,9 @@ export const highestVersion = (versions: readonly string[]): string | undefined 
  * etcd's upgrade guide for 3.6 asks for every 3.5 member at a late patch first: earlier 3.5 releases fail
  * the upgrade ("too many learner members") or keep removed members in the v2 store.
  */
+/** The oldest etcd the operator runs: it relies on learners (3.4), etcdutl and the corruption checks of 3.5. */
+export const OLDEST_SUPPORTED = '3.5.0';
+
 export const MINOR_UPGRADE_FLOORS: Readonly<Record<string, string>> = { '3.6': '3.5.32' };
 
 /**

@@ -3,6 +3,7 @@ import { GROUP } from '../api/etcd-cluster.js';
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  resourceNames?: string[];
   verbs: string[];
 }
 
@@ -19,7 +20,10 @@ export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   // Claims are brought to the retention policy (owner reference or none) and adopted by a cluster of their name.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
-  { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create'] },
+  // The peer Service of a cluster taken over from the CoreOS operator is patched to publish unready addresses.
+  { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create', 'patch'] },
+  // Whether the CoreOS operator still runs, before one of its clusters is taken over: its leader lock, by name.
+  { apiGroups: [''], resources: ['endpoints'], resourceNames: ['etcd-operator'], verbs: ['get'] },
   // Auto-TLS Secrets are made and renewed; static TLS and S3 credentials Secrets are read by name. Never listed or
   // watched: RBAC cannot narrow a list to the names the resources give, so a list right would read them all.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] },

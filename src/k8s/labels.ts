@@ -8,6 +8,9 @@ export const clusterLabels = (cluster: string): Record<string, string> => ({ app
 export const labelSelector = (labels: Record<string, string>): string =>
   Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
 
+/** The label the CoreOS etcd-operator put on each member pod it made (the member's name); this operator's pods have none. */
+export const COREOS_MEMBER_LABEL = 'etcd_node';
+
 export const ANNOTATION_INITIAL_CLUSTER = 'etcd.database.coreos.com/initial-cluster';
 export const ANNOTATION_VERSION = 'etcd.version';
 

@@ -11,7 +11,7 @@ import type { CoreOSImages } from './lab.js';
 /**
  * The archived CoreOS etcd-operator (v0.9.4) run on the lab, for the tests of adopting the clusters it made
  * (issue 33). It runs against the lab's CRDs (ours, group etcd.database.coreos.com): never its own. What that
- * means, as measured (test/e2e/coreos-testbed.test.ts):
+ * means, as measured (a test of the bed alone, before the takeover test, coreos-takeover.test.ts, replaced it):
  * - It writes its status with a PUT of the whole EtcdCluster; our CRD has the status subresource, so the API server
  *   keeps the spec and drops the status without an error: the stored status stays empty (no phase, no members).
  * - That PUT is its Go types' view of the object: fields it does not know (ours: autoCompaction, ...) are dropped,

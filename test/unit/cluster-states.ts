@@ -63,6 +63,11 @@ const retainedClaim: fc.Arbitrary<RetainedClaim> = fc.record({
 export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   desiredSize: fc.integer({ min: 1, max: 5 }), generation: fc.integer({ min: 1, max: 3 }),
   running: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+  // Pods the CoreOS operator made: none mostly; now and then all (a cluster to take over, its operator perhaps still
+  // running), all of a settled cluster (each a started voter that answers one leader, nothing stopping, no claim: one
+  // ready to take over), or some beside others.
+  coreos: fc.constantFrom('none', 'none', 'none', 'none', 'none', 'all', 'all', 'some', 'settled'),
+  coreosOperatorActivity: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant('renewed 3 s ago') }),
   bootstrapped: fc.boolean(),
   podNames: someNames, claims: someNames, memberNames: fc.option(someNames, { nil: undefined }), answering: someNames,
   leader: fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
@@ -87,12 +92,20 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   hashes: fc.option(fc.oneof(fc.constant('agree' as const), fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 }))), { nil: undefined }),
   // Claims a deleted cluster of the name left: rare, as in life, so that most states exercise the other rules.
   retained: fc.oneof({ weight: 4, arbitrary: fc.constant<RetainedClaim[]>([]) }, { weight: 1, arbitrary: fc.uniqueArray(retainedClaim, { selector: (c) => c.name, maxLength: 4 }) }),
-}).map((g) => ({ ...g, memberNames: g.running ? g.podNames : g.memberNames, bootstrapped: g.running || g.bootstrapped })).chain((g) => fc.record({
-  pods: fc.tuple(...g.podNames.map(podOf)),
-  members: g.memberNames === undefined ? fc.constant(undefined) : fc.tuple(...g.memberNames.map(g.running ? runningMemberOf : memberOf)),
+}).map((g) => (g.coreos === 'settled'
+  ? { ...g, running: true, memberNames: g.podNames, answering: g.podNames, leader: g.podNames[0], claims: [] as string[], bootstrapped: false }
+  : { ...g, memberNames: g.running ? g.podNames : g.memberNames, bootstrapped: (g.running && g.coreos !== 'all') || g.bootstrapped })).chain((g) => fc.record({
+  pods: fc.tuple(...g.podNames.map(podOf)).map((pods) => pods.map((p, i) => {
+    if (g.coreos === 'settled') return { ...p, terminating: false, madeByCoreOS: true as const };
+    return g.coreos === 'all' || (g.coreos === 'some' && i % 2 === 0) ? { ...p, madeByCoreOS: true as const } : p;
+  })),
+  members: g.memberNames === undefined ? fc.constant(undefined)
+    : fc.tuple(...g.memberNames.map(g.coreos === 'settled' ? (n: string) => fc.constant({ id: `id-${n}`, name: n, isLearner: false, started: true }) : g.running ? runningMemberOf : memberOf)),
   health: fc.tuple(...(g.memberNames ?? []).filter((n) => g.answering.includes(n)).map(healthOf)),
 }).map(({ pods, members, health }): ClusterState => ({
   desiredSize: g.desiredSize, generation: g.generation, paused: false, bootstrapped: g.bootstrapped,
+  // The operator reads the CoreOS lock only for clusters that operator made.
+  ...(g.coreosOperatorActivity && g.coreos !== 'none' ? { coreosOperatorActivity: g.coreosOperatorActivity } : {}),
   pods, claims: g.claims, retained: g.retained, members, recordedMembers: g.recordedMembers,
   claimMarks: {
     // A claim says its member never ran, or that it did, or (an earlier version's) nothing.

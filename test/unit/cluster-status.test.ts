@@ -303,3 +303,18 @@ test('bootstrapped and NOSPACE progress never go back when the plan was made on 
   const rebuilding = cluster({ status: { bootstrapped: false, rebuild: { backup: 'b', path: 'p', revision: 5, startedAt: NOW, cleared: false } } });
   assert.equal(clusterStatus(rebuilding, state({ bootstrapped: true }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW).bootstrapped, false);
 });
+
+test('a cluster the CoreOS operator made: TakingOver and Available while it serves; recorded as taken over; its pods named until they roll', () => {
+  const coreos = state({ bootstrapped: false, pods: state().pods.map((p) => ({ ...p, madeByCoreOS: true as const })) });
+  const pending = clusterStatus(cluster({ status: {} }), coreos, { type: 'Blocked', cause: 'CoreOSOperatorRunning', reason: 'it may still run' }, reports(['3.5.17']), NOW);
+  assert.deepEqual([pending.phase, pending.bootstrapped, cond(pending, 'Available'), cond(pending, 'Degraded')], ['TakingOver', false, 'True', 'True']);
+  const patched = clusterStatus(cluster({ status: pending }), coreos, { type: 'TakeOver', members: ['a', 'b', 'c'], config: '', template: '', reason: 'r' }, reports(['3.5.17']), NOW);
+  assert.deepEqual([patched.phase, patched.bootstrapped, patched.takenOver], ['TakingOver', false, undefined], 'not recorded before the pods are seen with their records');
+  const recorded = clusterStatus(cluster({ status: patched }), coreos, { type: 'RecordTakeover', members: ['a', 'b', 'c'] }, reports(['3.5.17']), NOW);
+  assert.deepEqual([recorded.phase, recorded.bootstrapped, recorded.takenOver], ['Running', true, { from: 'coreos-etcd-operator', at: NOW, members: ['a', 'b', 'c'] }]);
+  assert.match(recorded.conditions?.find((c) => c.type === 'CoreOSPods')?.message ?? '', /members a, b, c run on the pods the CoreOS etcd-operator made/);
+  // Kept across passes, and the condition goes once no CoreOS pod is left.
+  const later = clusterStatus(cluster({ status: recorded }), state(), { type: 'Steady' }, reports(['3.5.17']), NOW);
+  assert.deepEqual(later.takenOver, recorded.takenOver);
+  assert.equal(cond(later, 'CoreOSPods'), undefined);
+});

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { BLOCKED_CAUSES, WAITING_FOR, answers, countAnswering, personNeeded, plan, quorum, votersOf } from '../../src/etcd/planner.js';
 import type { Action, BlockedCause, ClusterState, PodView } from '../../src/etcd/planner.js';
 import { clusterStates } from './cluster-states.js';
+import { OLDEST_SUPPORTED, atLeast, upgradeVerdict } from '../../src/etcd/versions.js';
 
 const PERSON_NEEDED: string[] = [...Object.keys(BLOCKED_CAUSES), 'QuorumLost', 'CorruptionUndecided', 'UpgradeRefused'];
 
@@ -96,6 +97,16 @@ const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
   PodStuckStopping: (s) => s.pods.some((p) => p.terminating && !p.nodeLost && (s.stoppingForMs[p.name] ?? 0) > s.stuckStoppingAfterMs),
   Unreachable: (s) => s.members === undefined && s.pods.some(canRun) && (s.unheardForMs ?? 0) > s.replaceAfterMs,
   SurvivorLost: (s) => s.survivorRecovery !== undefined && !s.pods.some((p) => p.name === s.survivorRecovery?.survivor && canRun(p)),
+  // Something a person must undo by hand; a member that does not answer only once it has been silent past the bound.
+  TakeoverUnsafe: (s) => {
+    const live = s.pods.filter((p) => !p.terminating);
+    const members = s.members;
+    return !s.bootstrapped && live.some((p) => p.madeByCoreOS === true) && (s.claims.length > 0
+      || live.some((p) => !p.madeByCoreOS || !listed(s, p.name) || p.phase === 'Failed') || members === undefined
+      || members.some((m) => !m.started || m.isLearner || !podOf(s, m.name) || (!answers(s.health, m.name) && (s.silentForMs[m.name] ?? 0) > s.replaceAfterMs))
+      || live.some((p) => !atLeast(p.version, OLDEST_SUPPORTED)) || !upgradeVerdict(live.map((p) => p.version), s.targetVersion).allowed);
+  },
+  CoreOSOperatorRunning: (s) => s.coreosOperatorActivity !== undefined,
   // A pod no node fits, or a hard one-member-per-node rule with fewer free nodes than the members to place.
   TooFewNodes: (s) => s.pods.some((p) => p.unschedulable && !p.terminating)
     || (s.placeableNodes !== undefined && s.placeableNodes.filter((n) => !s.pods.some((p) => p.node === n)).length < (s.bootstrapped ? 1 : s.desiredSize)),

@@ -10,6 +10,7 @@ import { clientUrl, initialCluster, newMemberName, peerUrl } from '../../etcd/id
 import type { ClusterAddress } from '../../etcd/identity.js';
 import { WHOLE_DATABASE_PASS_SECONDS, memberPod } from '../../k8s/member-pod.js';
 import { metadataPatch } from '../../k8s/pod-metadata.js';
+import { ANNOTATION_CONFIG, ANNOTATION_POD_TEMPLATE } from '../../k8s/labels.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
 import { claimRetention, memberClaim } from '../../k8s/member-claim.js';
 import { adoptClaim, claimPath, markRemoved } from './claims.js';
@@ -73,6 +74,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       }
       return 1000;
     case 'MarkBootstrapped':
+    case 'RecordTakeover':
       return 500;
     // The claims first, then status (bootstrapped, and the membership to restart): a stop in between leaves
     // them marked as adopted, and the next pass adopts again.
@@ -113,6 +115,13 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       return 1000;
     case 'PatchPodMetadata':
       await patchMetadata(x, action.member, action.recordTemplate);
+      return 200;
+    case 'TakeOver':
+      // Only records on the pods; status records the takeover once they are seen (RecordTakeover).
+      for (const member of action.members) {
+        await x.transport.call('PATCH', `/api/v1/namespaces/${x.address.namespace}/pods/${member}`,
+          { metadata: { annotations: { [ANNOTATION_CONFIG]: action.config, [ANNOTATION_POD_TEMPLATE]: action.template } } }, 'application/merge-patch+json');
+      }
       return 200;
     case 'Compact':
       // Done already if an earlier attempt landed before its answer was lost.

@@ -1,7 +1,7 @@
 import type { Action } from '../../etcd/planner.js';
 
 /** Actions that cannot be undone: each is confirmed on a fresh observation before it is taken. */
-const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'RemoveMember', 'DeleteClaim', 'SetClaimAside', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
+const IRREVERSIBLE: Action['type'][] = ['Bootstrap', 'ResumeBootstrap', 'Adopt', 'TakeOver', 'RecordTakeover', 'RemoveMember', 'DeleteClaim', 'SetClaimAside', 'DisarmAlarms', 'StartRebuild', 'StartSurvivorRecovery', 'RestartSurvivor'];
 /**
  * A forced pod deletion drops the pod object while its containers may still run: it must be of a removed member.
  * A pod deleted for not being a member is judged by the member list alone, which may lag (a member just added):

@@ -12,7 +12,8 @@ import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
-import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
+import { ANNOTATION_RESTORED_BY, COREOS_MEMBER_LABEL, clusterLabels, labelSelector } from '../../k8s/labels.js';
+import { CoreosLockWatch, coreosOperatorActivity } from './coreos-lock.js';
 import { clientsHeld } from '../restore/clients-held.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
 import { revisionBumpOf } from '../../api/etcd-backup.js';
@@ -87,6 +88,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const unheard = new Durations();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
+  /** The CoreOS operator's leader locks, as this process has seen them change. */
+  const coreosLocks = new CoreosLockWatch();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const cluster = d.clusters.get(namespace, name);
@@ -105,13 +108,16 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const path = clusterPath(namespace, name);
     const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name, namespace, uid };
 
-    // First, so that nothing failing below keeps a claim looking empty: a claim whose member's etcd ran holds data.
     const pods = d.pods.ownedBy(uid);
+    // A cluster the CoreOS operator made, not taken over yet, is not this operator's: nothing of it is written but its
+    // status (its claims, Services and budget stay as that operator left them) until the takeover.
+    const takeoverPending = !cluster.status?.bootstrapped && pods.some((p) => p.metadata?.labels?.[COREOS_MEMBER_LABEL] !== undefined);
     const labelled = d.claims.withLabels(clusterLabels(name), namespace);
-    const markedByPods = await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && etcdStarted(p)));
+    // First, so that nothing failing below keeps a claim looking empty: a claim whose member's etcd ran holds data.
+    const markedByPods = takeoverPending ? [] : await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && etcdStarted(p)));
 
     const restoredBy = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
-    await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined));
+    if (!takeoverPending) await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined));
     let tls: MemberTls | undefined;
     let etcd: EtcdClient;
     let restore: RestoreSource | undefined;
@@ -129,12 +135,12 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       return { requeueAfterMs: 30_000 };
     }
     const claims = sortClaims(labelled, uid, cluster.status?.bootstrapped ?? false, restore === undefined);
-    await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
+    if (!takeoverPending) await ensureClaimOwnership(d.transport, address, uid, claimRetention(cluster.spec), claims.own, cluster.status?.bootstrapped ?? false);
     const cachedNode = (n: string): Promise<V1Node | undefined> => Promise.resolve(d.nodes.get(undefined, n));
     const cached = await observe(pods, nodesOf(pods, cachedNode), claims, strandedClaims(claims.own, anyShutDown(), cachedNode, readVolume), etcd, address, false);
     // etcd lists a member by its name once it has started, which a pod's cached status may not show yet.
     const startedMembers = (cached.etcdView.members ?? []).filter((m) => m.name !== '').map(memberName);
-    await recordStarts(d.transport, address, claims.own, (member) => !markedByPods.includes(member) && startedMembers.includes(member));
+    if (!takeoverPending) await recordStarts(d.transport, address, claims.own, (member) => !markedByPods.includes(member) && startedMembers.includes(member));
     // Not an action of the plan: it changes nothing in etcd, only lets clients reach members that are voters.
     await openVoterGates(d.transport, gatesToOpen(pods, cached.etcdView.members), Date.now());
     const timings = clock(key, cached.observed, claims, performance.now());
@@ -142,13 +148,16 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const situation = spreadSituation(pods, free);
     const spreadTo = spreading.allowed(key, situation, performance.now()) ? free : undefined;
     const placeableNodes = hardPlacement(cluster.spec, d.nodes.list());
-    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo, placeableNodes });
+    // Read only for a cluster the CoreOS operator made, waiting to be taken over or taken over: the one question it answers.
+    const coreosActivity = takeoverPending || cluster.status?.takenOver
+      ? await coreosOperatorActivity(d.transport, coreosLocks, cluster, performance.now(), takeoverPending) : undefined;
+    const state = clusterState(cluster, cached.observed, d.settings, timings, { tls, backup: latestBackup(d, cluster, Date.now()), restore, spreadTo, placeableNodes, coreosOperatorActivity: coreosActivity });
     const action = plan(state);
     if (irreversible(action)) {
       // The caches may lag (a stalled watch, a write of this operator's not yet seen): an action that cannot be
       // undone is taken only if a fresh read of the API and of etcd's member list (linearizable while a quorum
       // can give one) plans it again.
-      const again = await confirm(cluster, etcd, address, timings, tls, !WITHOUT_QUORUM.includes(action.type));
+      const again = await confirm(cluster, etcd, address, timings, tls, !WITHOUT_QUORUM.includes(action.type), coreosActivity);
       if (!isDeepStrictEqual(again, action)) {
         log.info({ action, fresh: again }, 'not confirmed by a fresh observation; looking again');
         return { requeueAfterMs: 1000 };
@@ -179,7 +188,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, refusedBy);
       refusals.set(key, outcome.refused);
     }
-    await ensureDisruptionBudget(d, address, uid, budgetMinAvailable(cluster.spec.size, (state.members ?? []).length));
+    if (!takeoverPending) await ensureDisruptionBudget(d, address, uid, budgetMinAvailable(cluster.spec.size, (state.members ?? []).length));
 
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), refusal));
@@ -207,7 +216,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   }
 
   /** The plan made anew from the cluster, its pods and claims read from the API server, and etcd's member list (linearizable if asked). */
-  async function confirm(cluster: EtcdCluster, etcd: EtcdClient, address: ClusterAddress, timings: Timings, tls: MemberTls | undefined, linearizable: boolean): Promise<Action> {
+  async function confirm(cluster: EtcdCluster, etcd: EtcdClient, address: ClusterAddress, timings: Timings, tls: MemberTls | undefined, linearizable: boolean, coreosOperatorActivity: string | undefined): Promise<Action> {
     const { namespace, name, uid = '' } = cluster.metadata;
     const selector = encodeURIComponent(labelSelector(clusterLabels(name)));
     const list = async <T extends V1Pod | V1PersistentVolumeClaim>(resource: string): Promise<T[]> =>
@@ -221,7 +230,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const { observed } = await observe(pods, nodesOf(pods, node), claims, strandedClaims(claims.own, anyShutDown(), node, readVolume), etcd, address, linearizable);
     // The nodes as the cache has them: an action is confirmed against fresh objects of the cluster, not of its nodes.
     const placeableNodes = hardPlacement(fresh.spec, d.nodes.list());
-    return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore, placeableNodes }));
+    return plan(clusterState(fresh, observed, d.settings, timings, { tls, backup: latestBackup(d, fresh, Date.now()), restore, placeableNodes, coreosOperatorActivity }));
   }
 
   /**
@@ -322,7 +331,13 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
 /** The peer Service, and the client Service unless clients are held away (a point-in-time restore not yet at its point). */
 async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string, holdClients: boolean): Promise<void> {
   for (const svc of [peerService(a, uid), ...(holdClients ? [] : [clientService(a, uid)])]) {
-    if (d.services.get(a.namespace, svc.metadata?.name ?? '')) continue;
+    const existing = d.services.get(a.namespace, svc.metadata?.name ?? '');
+    // The CoreOS operator's peer Service asks for unready addresses by an annotation EndpointSlices ignore: a member
+    // added to a cluster taken over would not resolve its peers' names, nor they its own, before it is ready.
+    if (svc.metadata?.name === a.cluster && existing?.spec?.clusterIP === 'None' && existing.spec.publishNotReadyAddresses !== true) {
+      await d.transport.call('PATCH', `/api/v1/namespaces/${a.namespace}/services/${a.cluster}`, { spec: { publishNotReadyAddresses: true } }, 'application/merge-patch+json');
+    }
+    if (existing) continue;
     await d.transport.call('POST', `/api/v1/namespaces/${a.namespace}/services`, svc).catch(ignoreStatus(409));
   }
 }

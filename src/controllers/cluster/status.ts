@@ -180,7 +180,10 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   // Only the two actions that decide it change it; otherwise the stored value stands, so that a plan made on a
   // lagging cache and written after a conflict can neither take it back nor bring it back.
   // An adoption re-forms a cluster that came up before: its members are restarted on their data, never anew.
-  const bootstrapped = action.type === 'StartRebuild' ? false : action.type === 'MarkBootstrapped' || action.type === 'Adopt' || (prev?.bootstrapped ?? false);
+  // A cluster taken over from the CoreOS operator came up under it.
+  const bootstrapped = action.type === 'StartRebuild' ? false : ['MarkBootstrapped', 'Adopt', 'RecordTakeover'].includes(action.type) || (prev?.bootstrapped ?? false);
+  // The CoreOS operator's cluster serves (or not) before it is this operator's: status says what it does, not "bootstrapping".
+  const takingOver = !bootstrapped && s.pods.some((p) => p.madeByCoreOS);
   const rebuild = rebuildRecord(prev, action, now);
   const survivor = survivorRecord(prev, action, now);
   const rebuilding = (rebuild !== undefined && !rebuild.completedAt) || (survivor !== undefined && !survivor.completedAt);
@@ -189,7 +192,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   // their status call but elect no leader serve nothing, and a restore must not complete on them.
   const serving = countServing(voters, s.health);
   const leader = agreedLeader(voters, s.health)?.name;
-  const available = bootstrapped && voters.length > 0 && serving >= quorum(voters.length);
+  const available = (bootstrapped || takingOver) && voters.length > 0 && serving >= quorum(voters.length);
   // Who should be serving: etcd's member list when a member answered; else the member pods and the membership
   // status recorded. A cluster none of whose members answers has none ready, never "all".
   const memberNames = new Set(s.members ? s.members.map((m) => m.name)
@@ -199,12 +202,14 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const unready = [...memberNames].filter((n) => !ready.includes(n)).sort();
   // The lowest version a member reports: etcd's cluster version cannot be above it.
   const current = lowestVersion(versions) ?? prev?.currentVersion;
-  const roll = rollProgress(s, rollout(s));
+  // A takeover records the spec's settings on the pods it was observed without: nothing rolls.
+  const roll = takingOver || action.type === 'RecordTakeover' ? undefined : rollProgress(s, rollout(s));
   const busy = BUSY.includes(action.type);
   const detail = 'reason' in action ? action.reason : action.type;
   const phase = action.type === 'Paused' ? 'Paused'
     : action.type === 'QuorumLost' ? 'Failed'
     : rebuilding ? 'Restoring'
+    : takingOver ? 'TakingOver'
     // A new cluster is Creating until its members are first all ready, not Recovering in between.
     : !bootstrapped || (prev?.phase === 'Creating' && unready.length > 0) ? 'Creating'
     // A roll onto new settings or a new pod template is shown as an upgrade is: members are made again one by one.
@@ -218,6 +223,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   const recovery = noSpaceRecovery(prev, s, action);
   const unused = unusedFieldsCondition(cluster.spec);
   const left = leftClaimsCondition(bootstrapped, s.retained);
+  const coreosPods = s.pods.filter((p) => p.madeByCoreOS && !p.terminating).map((p) => p.name).sort();
   return {
     phase,
     ...(action.type === 'QuorumLost' ? { reason: action.reason } : {}),
@@ -231,6 +237,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     ...(action.type === 'Adopt' ? { membership: action.members }
       : s.members ? { membership: s.members.map((m) => m.name).sort() } : prev?.membership ? { membership: prev.membership } : {}),
     ...(leader ? { leader } : {}),
+    ...(action.type === 'RecordTakeover' ? { takenOver: { from: 'coreos-etcd-operator', at: now, members: action.members } } : prev?.takenOver ? { takenOver: prev.takenOver } : {}),
     ...(current ? { currentVersion: current } : {}),
     targetVersion: s.targetVersion,
     serviceName: `${cluster.metadata.name}-client`,
@@ -238,7 +245,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     conditions: [
       condition(prev?.conditions, available
         ? { type: 'Available', status: 'True', reason: 'QuorumHealthy', message: `${serving} of ${voters.length} members healthy, following leader ${leader ?? ''}` }
-        : { type: 'Available', status: 'False', ...unavailable(bootstrapped, voters.length, countAnswering(voters, s.health), detail) }, now),
+        : { type: 'Available', status: 'False', ...unavailable(bootstrapped || takingOver, voters.length, countAnswering(voters, s.health), detail) }, now),
       condition(prev?.conditions, busy && roll
         ? { type: 'Progressing', status: 'True', reason: roll.reason, message: `members rolled ${roll.rolled} of ${roll.of}; ${detail}` }
         : busy ? { type: 'Progressing', status: 'True', reason: action.type, message: detail }
@@ -248,6 +255,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, spreadCondition(memberPods, s.members && voters.map((v) => v.name)), now),
       ...(unused ? [condition(prev?.conditions, unused, now)] : []),
       ...(left ? [condition(prev?.conditions, left, now)] : []),
+      ...(bootstrapped && coreosPods.length > 0 ? [condition(prev?.conditions, coreosPodsCondition(coreosPods), now)] : []),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({
       name, id: x.memberId, version: x.version, isLeader: x.leaderId !== '' && x.leaderId === x.memberId, isLearner: x.isLearner,
@@ -257,6 +265,19 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     ...(recovery ? { noSpaceRecovery: recovery } : {}),
     ...(rebuild ? { rebuild } : {}),
     ...(survivor ? { survivorRecovery: survivor } : {}),
+  };
+}
+
+/**
+ * Members taken over still on the CoreOS operator's pods: on the spec's version, name and URLs, but not on what else
+ * this operator gives a member, which a person should know until the next roll replaces them.
+ */
+function coreosPodsCondition(pods: string[]): Omit<Condition, 'lastTransitionTime'> {
+  return {
+    type: 'CoreOSPods', status: 'True', reason: 'TakenOverInPlace',
+    message: `members ${pods.join(', ')} run on the pods the CoreOS etcd-operator made: they never restart (restartPolicy Never; a failed one is replaced), `
+      + 'and lack this operator\'s etcd flags (corruption checks, spec quota, auto-compaction and etcdEnv) and voter gate. The next change that rolls members '
+      + '(spec.version, or spec.pod: resources, placement, etcdEnv) replaces them one at a time with this operator\'s pods',
   };
 }
 

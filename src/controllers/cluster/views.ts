@@ -3,7 +3,7 @@ import type { BackupView, ClaimMarks, ClusterState, MemberHealth, MemberView, Po
 import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
-import { ANNOTATION_CONFIG, ANNOTATION_FORCED, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION } from '../../k8s/labels.js';
+import { ANNOTATION_CONFIG, ANNOTATION_FORCED, COREOS_MEMBER_LABEL, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION } from '../../k8s/labels.js';
 import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
@@ -70,6 +70,7 @@ export function podView(pod: V1Pod, node?: V1Node): Omit<PodView, keyof SpecOnPo
     ...(trouble ? { trouble } : {}),
     ...(pod.metadata?.finalizers?.length ? { finalizers: pod.metadata.finalizers } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
+    ...(pod.metadata?.labels?.[COREOS_MEMBER_LABEL] !== undefined ? { madeByCoreOS: true } : {}),
   };
 }
 
@@ -132,9 +133,11 @@ export interface Context {
   spreadTo?: string[] | undefined;
   /** Nodes a member could go to under a hard one-member-per-node rule (see ClusterState.placeableNodes). */
   placeableNodes?: string[] | undefined;
+  /** The CoreOS etcd-operator may still act, as its leader lock says (see ClusterState.coreosOperatorActivity). */
+  coreosOperatorActivity?: string | undefined;
 }
 
-export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore, spreadTo, placeableNodes }: Context = {}): ClusterState {
+export function clusterState(cluster: EtcdCluster, o: Observed, settings: PlannerSettings, timings: Timings, { tls, backup, restore, spreadTo, placeableNodes, coreosOperatorActivity }: Context = {}): ClusterState {
   const rebuild = cluster.status?.rebuild;
   const recovery = cluster.status?.survivorRecovery;
   return {
@@ -142,6 +145,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     generation: cluster.metadata.generation ?? 0,
     paused: cluster.spec.paused ?? false,
     bootstrapped: cluster.status?.bootstrapped ?? false,
+    ...(coreosOperatorActivity ? { coreosOperatorActivity } : {}),
     pods: o.pods.map((p) => ({ ...podView(p, o.nodes.get(p.spec?.nodeName ?? '')), ...specOnPod(p, cluster) })),
     // A member whose only volume is on a node declared shut down has no claim to restart on: it is gone with its
     // data, as a wiped one is. The claim itself is left alone until the node is back (then set aside like any
