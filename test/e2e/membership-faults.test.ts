@@ -70,6 +70,11 @@ for (const onVolume of [true, false]) {
     const back = await eventually('healed: 3 members settled', 300_000, async () => {
       const now = await bed.settledMembers(name, 3);
       return now && now.includes(victim.metadata?.name ?? '') === onVolume ? now : undefined;
+    }).catch(async (err: unknown) => {
+      // What the operator was waiting on, for whoever reads the failure (a full run saw it wait 5 minutes).
+      const { phase, conditions, members: ready } = (await bed.get(name)).status ?? {};
+      const pods = (await bed.pods(name)).map((p) => `${p.metadata?.name ?? ''} on ${p.spec?.nodeName ?? '-'} ${p.status?.phase ?? ''}`);
+      throw new Error(`${String(err)}; status ${JSON.stringify({ phase, ready, conditions: conditions?.map((c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`) })}; pods ${pods.join(', ')}`);
     });
     await new Promise((r) => setTimeout(r, 3000));
     checkLoad(t, `${victim.metadata.name} cut off`, await load.finish());
