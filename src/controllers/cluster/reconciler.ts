@@ -12,7 +12,7 @@ import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
-import { ANNOTATION_RESTORED_BY, COREOS_MEMBER_LABEL, clusterLabels, labelSelector } from '../../k8s/labels.js';
+import { ANNOTATION_RESTORED_BY, clusterLabels, labelSelector } from '../../k8s/labels.js';
 import { CoreosLockWatch, coreosOperatorActivity } from './coreos-lock.js';
 import { clientsHeld } from '../restore/clients-held.js';
 import type { EtcdBackup, EtcdRestore } from '../../api/etcd-backup.js';
@@ -32,7 +32,7 @@ import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
 import { etcdStarted } from './pod-trouble.js';
 import { conditionEvents } from './condition-events.js';
-import { clusterState, memberHealth, memberView } from './views.js';
+import { clusterState, madeByCoreOS, memberHealth, memberView } from './views.js';
 import type { Observed, PlannerSettings, RebuildSource, Timings } from './views.js';
 import { Durations } from '../../runtime/durations.js';
 import { Progress } from '../../runtime/progress.js';
@@ -111,7 +111,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const pods = d.pods.ownedBy(uid);
     // A cluster the CoreOS operator made, not taken over yet, is not this operator's: nothing of it is written but its
     // status (its claims, Services and budget stay as that operator left them) until the takeover.
-    const takeoverPending = !cluster.status?.bootstrapped && pods.some((p) => p.metadata?.labels?.[COREOS_MEMBER_LABEL] !== undefined);
+    const takeoverPending = !cluster.status?.bootstrapped && pods.some(madeByCoreOS);
     const labelled = d.claims.withLabels(clusterLabels(name), namespace);
     // First, so that nothing failing below keeps a claim looking empty: a claim whose member's etcd ran holds data.
     const markedByPods = takeoverPending ? [] : await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && etcdStarted(p)));

@@ -30,6 +30,9 @@ export const etcdHealthy = (pod: V1Pod): boolean => conditionTrue(pod, 'Containe
 export const clusterSettled = (cluster: EtcdCluster | undefined): boolean => cluster?.status?.phase === 'Running'
   && (cluster.status.conditions?.some((c) => c.type === 'Degraded' && c.status === 'False') ?? false);
 
+/** Made by the CoreOS etcd-operator: it labels each member pod with the member's name; this operator never does. */
+export const madeByCoreOS = (pod: V1Pod): boolean => pod.metadata?.labels?.[COREOS_MEMBER_LABEL] !== undefined;
+
 /** What the planner needs to know of a pod. */
 /** The pod's data guard refused to start etcd, now or last time: the member's volume came back empty. */
 function dataLost(pod: V1Pod): boolean {
@@ -70,7 +73,7 @@ export function podView(pod: V1Pod, node?: V1Node): Omit<PodView, keyof SpecOnPo
     ...(trouble ? { trouble } : {}),
     ...(pod.metadata?.finalizers?.length ? { finalizers: pod.metadata.finalizers } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
-    ...(pod.metadata?.labels?.[COREOS_MEMBER_LABEL] !== undefined ? { madeByCoreOS: true } : {}),
+    ...(madeByCoreOS(pod) ? { madeByCoreOS: true } : {}),
   };
 }
 
