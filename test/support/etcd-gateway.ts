@@ -29,12 +29,21 @@ export function post(endpoint: string, path: string, body: unknown, options: Cal
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           if (res.statusCode !== 200) reject(new Error(`${url.href}: HTTP ${res.statusCode}: ${text}`));
-          else resolve(JSON.parse(text));
+          else {
+            try {
+              resolve(JSON.parse(text));
+            } catch {
+              reject(new Error(`${url.href}: an answer that is not JSON: ${text.slice(0, 200)}`));
+            }
+          }
         });
       },
     );
     req.on('timeout', () => req.destroy(new Error(`${url.href}: timed out`)));
     req.on('error', reject);
+    // A connection closed cleanly in the middle of the answer ends no response and raises no error: without this
+    // the call would wait for ever. (After an answer, the rejection is a no-op.)
+    req.on('close', () => { reject(new Error(`${url.href}: the connection closed before the answer ended`)); });
     req.end(payload);
   });
 }

@@ -1,5 +1,8 @@
 import { etcdGetPrefix, etcdPut } from './etcd-gateway.js';
 import { eventually } from './lab.js';
+import { checkRecording } from './history-check.js';
+import type { HistorySummary } from './history-check.js';
+import { startRecordedWorkload } from './recorded-workload.js';
 import type { Testbed } from './cluster-testbed.js';
 import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
 
@@ -14,6 +17,17 @@ export interface LoadReport {
   revisionWentBack: boolean;
   /** The longest time without an acknowledged write, while the load ran. */
   longestGapMs: number;
+  /** The recorded clients' history beside the writer, checked (options.checkedAs). */
+  history?: HistorySummary;
+}
+
+export interface WriteLoadOptions {
+  maxWrites?: number;
+  /**
+   * Beside the writer, concurrent clients and watchers recorded for the linearizability checker (issue 34),
+   * their history and its timeline kept under this name; finish() reports what the check found, checkLoad fails on an anomaly.
+   */
+  checkedAs?: string;
 }
 
 export interface WriteLoad {
@@ -28,7 +42,9 @@ export interface WriteLoad {
  * recording which writes etcd acknowledged; a failed write is retried under the next number after a short
  * pause. Writes whose answer was lost may or may not have landed, so they are allowed but not required.
  */
-export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100_000): WriteLoad {
+export function startWriteLoad(endpoint: string, prefix: string, options: WriteLoadOptions = {}): WriteLoad {
+  const { maxWrites = 100_000, checkedAs } = options;
+  const recorded = checkedAs === undefined ? undefined : startRecordedWorkload(endpoint);
   const acknowledged = new Set<number>();
   let attempted = 0;
   const control = { running: true };
@@ -54,12 +70,13 @@ export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100
   })();
   const stop = async (): Promise<void> => {
     control.running = false;
-    await loop;
+    await Promise.all([loop, recorded?.stop()]);
   };
   return {
     stop,
     async finish() {
-      await stop();
+      control.running = false;
+      const [, recording] = await Promise.all([loop, recorded?.stop()]);
       longestGapMs = Math.max(longestGapMs, Date.now() - lastAck);
       let held = new Map<string, string>();
       for (let attempt = 0; attempt < 20; attempt++) {
@@ -75,14 +92,15 @@ export function startWriteLoad(endpoint: string, prefix: string, maxWrites = 100
         const n = Number(k.slice(prefix.length));
         return !(Number.isInteger(n) && n < attempted && v === `v${n}`);
       }).map(([k]) => k);
-      return { attempted, acknowledged: acknowledged.size, lost, unexpected, revisionWentBack, longestGapMs };
+      const history = recording && checkedAs !== undefined ? await checkRecording(recording, checkedAs) : undefined;
+      return { attempted, acknowledged: acknowledged.size, lost, unexpected, revisionWentBack, longestGapMs, ...(history ? { history } : {}) };
     },
   };
 }
 
 /** Waits (bounded) until a write through `endpoint` is acknowledged: the Service routes to a serving member. */
 export async function untilServing(endpoint: string): Promise<void> {
-  await eventually('the client Service answers', 30_000, async () => ((await startWriteLoad(endpoint, 'warmup-', 1).finish()).acknowledged === 1 ? true : undefined));
+  await eventually('the client Service answers', 30_000, async () => ((await startWriteLoad(endpoint, 'warmup-', { maxWrites: 1 }).finish()).acknowledged === 1 ? true : undefined));
 }
 
 export interface LoadedCluster {
@@ -96,14 +114,16 @@ export interface LoadedCluster {
 
 /**
  * The cluster created at `spec`, settled at its size within `settleMs`, serving through its client Service,
- * a write load on it (keys `load-<n>`), and its leader: where every fault test under load starts.
+ * a write load on it (keys `load-<n>`), and its leader: where every fault test under load starts. With
+ * `recorded`, concurrent clients and watchers beside it, their history checked when the load finishes (issue 34:
+ * on in the tests seen passing with it so far).
  */
-export async function loadedCluster(bed: Testbed, name: string, spec: ClusterSpec & { size: number }, settleMs: number): Promise<LoadedCluster> {
+export async function loadedCluster(bed: Testbed, name: string, spec: ClusterSpec & { size: number }, settleMs: number, options: { recorded?: boolean } = {}): Promise<LoadedCluster> {
   await bed.create(name, spec);
   const members = await eventually(`${spec.size} members settled`, settleMs, () => bed.settledMembers(name, spec.size));
   const endpoint = await bed.clientEndpoint(name);
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'load-');
+  const load = startWriteLoad(endpoint, 'load-', options.recorded ? { checkedAs: `${bed.namespace}-${name}` } : {});
   // A test that fails before finishing the load would otherwise keep writing (up to 100,000 tries against a
   // cluster deleted with its namespace), holding its file open until the file's own time limit.
   bed.after(() => load.stop());
