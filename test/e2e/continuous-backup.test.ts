@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EtcdBackup, EtcdRestore, RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from '../support/lab.js';
-import { startOperator } from '../support/operator-process.js';
-import type { TestOperator } from '../support/operator-process.js';
+import { loggedAt, startOperator } from '../support/operator-process.js';
+import type { LogEntry, TestOperator } from '../support/operator-process.js';
 import { etcdCompact, etcdMoveLeader, etcdPut, etcdRangeAll, etcdStatus } from '../support/etcd-gateway.js';
 import type { StoredKey } from '../support/etcd-gateway.js';
 import { storedKeys } from '../support/minio.js';
@@ -171,16 +171,23 @@ test('a continuous backup keeps every revision through an operator restart (its 
   assert.match(inGap.status?.conditions?.[0]?.message ?? '', /missing/);
 
   // The chunks a replay still needs removed once its point was chosen (retention, or by hand): the restore
-  // fails saying so, instead of replaying for ever.
-  const from = points[1]?.revision ?? 0;
+  // fails saying so, instead of replaying for ever. (From the first mark: the replay gets there within seconds, where
+  // replaying to a later one took over four minutes on a loaded machine.)
+  const from = points[0]?.revision ?? 0;
   await createRestore(bed, 'tailless', { etcdCluster: { name: 'tailless' }, backupStorageType: 'S3', s3, pointInTime: { revision: last3 }, clusterSpec: { size: 1 } });
   const chosen = await eventually('the point chosen', 120_000, async () => ((await getRestore(bed, 'tailless'))?.status?.pointInTime));
   const needed = chunksOf(await storedKeys(minio, 'backups', changeLogPrefix('src.db')), 'src.db').filter((c) => c.to > from && c.from <= last3);
-  assert.ok(needed.length > 0, 'chunks after the second mark');
+  assert.ok(needed.length > 0, 'chunks after the first mark');
   await minio.client.send(new DeleteObjectsCommand({ Bucket: 'backups', Delete: { Objects: needed.flatMap((c) => [{ Key: c.name }, { Key: `${c.name}.sha256` }]) } }));
   const cut = await eventually('the restore without its chunks ended', 240_000, () => restoreEnded(bed, 'tailless'));
   assert.deepEqual([cut.status?.phase, cut.status?.reason], ['Failed', 'ChangeLogIncomplete'], JSON.stringify(cut.status));
   assert.ok((cut.status?.pointInTime?.replayedThrough ?? 0) < last3, `the replay stopped short of ${last3}: ${JSON.stringify(cut.status?.pointInTime)}`);
+  // The replay began only once the restored member had been swapped for one without the restore step (a replay
+  // that began under the swap found the store's revisions wrongly: seen in CI as StoreCompacted at revision 2).
+  const tailless = (e: LogEntry): boolean => e.key === `${bed.namespace}/tailless`;
+  const [shiftFound] = loggedAt(operator.logs, 'the restored store\'s revisions, as the source\'s are numbered in it', tailless);
+  const removed = loggedAt(operator.logs, 'acting', (e) => tailless(e) && e.action?.type === 'RemoveMember');
+  assert.ok(shiftFound !== undefined && removed.length === 1 && shiftFound > (removed[0] ?? Infinity), `the replay after the swap: ${JSON.stringify({ shiftFound, removed })}`);
   t.diagnostic(`chunks after revision ${from} removed once ${JSON.stringify(chosen)} was chosen: ${cut.status?.conditions?.[0]?.message}`);
   operator.succeeded();
 });

@@ -9,32 +9,9 @@ import type { RestoreSpec } from '../../src/api/etcd-backup.js';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
 import { etcdCompact, etcdRangeAll, etcdStatus } from '../support/etcd-gateway.js';
-import type { StoredKey } from '../support/etcd-gateway.js';
 import { backupBed, changeLogThrough, createBackup, getBackup, restoreToEnd } from '../support/backup-bed.js';
-import { bigValue, deleteAndPut, deletePrefix, guardedUpdate, leasedKeys, putAll, recordSource, startClients } from '../support/real-workload.js';
-import type { SourceModel } from '../support/real-workload.js';
-import { UNSHIFTED, keyRevision, storeRevisionOf } from '../../src/controllers/restore/bumped-revisions.js';
-
-/**
- * The model's key space at `revision` as a range of the restored store answers it (lease left out: a replayed key
- * keeps no lease); with a revision bump, a key written after the snapshot's revision `held` carries its revision raised.
- */
-const modelKeys = (model: SourceModel, revision: number, shift = UNSHIFTED): StoredKey[] => [...model.at(revision)]
-  .map(([key, k]) => ({ key, value: k.value, createRevision: keyRevision(shift, k.createRevision), modRevision: keyRevision(shift, k.modRevision), version: k.version }))
-  .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
-
-/** The first key where two key spaces differ, said plainly (a deepEqual of thousands of keys prints too much). */
-function firstDifference(held: StoredKey[], want: StoredKey[]): string | undefined {
-  const byKey = new Map(held.map((k) => [k.key, k]));
-  for (const w of want) {
-    const h = byKey.get(w.key);
-    if (!h) return `${w.key} missing (source: rev ${w.modRevision})`;
-    if (JSON.stringify(h) !== JSON.stringify(w)) return `${w.key}: ${JSON.stringify({ ...h, value: h.value.slice(0, 40) })} where the source had ${JSON.stringify({ ...w, value: w.value.slice(0, 40) })}`;
-    byKey.delete(w.key);
-  }
-  const extra = [...byKey.keys()];
-  return extra.length ? `${extra.length} keys the source did not have, e.g. ${extra[0] ?? ''}` : undefined;
-}
+import { bigValue, deleteAndPut, deletePrefix, firstDifference, guardedUpdate, leasedKeys, modelKeys, putAll, recordSource, startClients } from '../support/real-workload.js';
+import { storeRevisionOf } from '../../src/controllers/restore/bumped-revisions.js';
 
 test('point-in-time restores of a realistic workload (leases expiring with > 128 keys, a 200-key prefix delete, guarded txns, 900 KiB values, a compaction) hold exactly the source\'s keys at each revision', async (t) => {
   const { bed, minio } = await backupBed(t, 'pitrw', 1);

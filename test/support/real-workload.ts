@@ -1,5 +1,7 @@
 import { request } from 'node:http';
 import { post } from './etcd-gateway.js';
+import type { StoredKey } from './etcd-gateway.js';
+import { UNSHIFTED, keyRevision } from '../../src/controllers/restore/bumped-revisions.js';
 import { eventually } from './lab.js';
 
 /**
@@ -9,10 +11,10 @@ import { eventually } from './lab.js';
  * values near etcd's request limit. Everything goes through the v3 JSON gateway, one request per call.
  */
 
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-const text = (s?: string): string => Buffer.from(s ?? '', 'base64').toString('utf8');
+export const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+export const text = (s?: string): string => Buffer.from(s ?? '', 'base64').toString('utf8');
 /** The end of the range of keys that start with `prefix`. */
-const prefixEnd = (prefix: string): string => {
+export const prefixEnd = (prefix: string): string => {
   const end = Buffer.from(prefix, 'utf8');
   end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
   return end.toString('base64');
@@ -206,4 +208,25 @@ export function startClients(endpoint: string, prefix: string): Clients {
   };
   const done = Promise.all([updater('updaterA'), updater('updaterB'), events()]);
   return { stop: async () => { running.on = false; await done; return counts; } };
+}
+
+/**
+ * The model's key space at `revision` as a range of the restored store answers it (lease left out: a replayed key
+ * keeps no lease); with a revision bump, a key written after the snapshot's revision `held` carries its revision raised.
+ */
+export const modelKeys = (model: SourceModel, revision: number, shift = UNSHIFTED): StoredKey[] => [...model.at(revision)]
+  .map(([key, k]) => ({ key, value: k.value, createRevision: keyRevision(shift, k.createRevision), modRevision: keyRevision(shift, k.modRevision), version: k.version }))
+  .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+
+/** The first key where two key spaces differ, said plainly (a deepEqual of thousands of keys prints too much). */
+export function firstDifference(held: StoredKey[], want: StoredKey[]): string | undefined {
+  const byKey = new Map(held.map((k) => [k.key, k]));
+  for (const w of want) {
+    const h = byKey.get(w.key);
+    if (!h) return `${w.key} missing (source: rev ${w.modRevision})`;
+    if (JSON.stringify(h) !== JSON.stringify(w)) return `${w.key}: ${JSON.stringify({ ...h, value: h.value.slice(0, 40) })} where the source had ${JSON.stringify({ ...w, value: w.value.slice(0, 40) })}`;
+    byKey.delete(w.key);
+  }
+  const extra = [...byKey.keys()];
+  return extra.length ? `${extra.length} keys the source did not have, e.g. ${extra[0] ?? ''}` : undefined;
 }

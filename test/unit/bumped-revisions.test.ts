@@ -46,3 +46,23 @@ test('the shift is found in the restored store: the lowest readable revision les
   assert.deepEqual(await restoredShift(store(160, 0), 'e', 100, bump), { held: 100, bump: 0 }, 'made before restores bumped: the source\'s numbers');
   assert.deepEqual(await restoredShift(store(160, 0), 'e', 100, 0), { held: 100, bump: 0 });
 });
+
+test('a snapshot of an empty store: the source\'s revisions after it land as far above it as the restored store stands', async () => {
+  const bump = 1_000_000;
+  // etcdutl raised revision 0, the newest with a key (none), to the bump.
+  const empty = await restoredShift(store(bump + 3, bump), 'e', 1, bump);
+  assert.deepEqual(empty, { held: 1, bump: bump - 1 });
+  assert.equal(keyRevision(empty, 2), bump + 1, 'the source\'s revision 2 is the next the store writes');
+  assert.equal(storeRevisionOf(empty, 1), bump, 'the source\'s state at 1 is read where the store stands');
+});
+
+test('property: the first revision replayed after the snapshot lands right after where the restored store stands', async () => {
+  await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 10, max: 1e9 }), async (named, later, bump) => {
+    // The snapshot was taken `later` revisions past its name; only an empty store's revision 1 has no key.
+    const taken = named + later;
+    const stands = (taken === 1 ? 0 : taken) + bump;
+    const shift = await restoredShift(store(stands, stands), 'e', named, bump);
+    assert.equal(storeRevisionOf(shift, taken), stands, 'the source\'s state when the snapshot was taken is where the store stands');
+    assert.equal(keyRevision(shift, taken + 1), stands + 1, 'the next source revision is the next the store writes');
+  }), { numRuns: 300 });
+});

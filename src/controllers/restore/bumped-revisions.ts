@@ -26,17 +26,22 @@ export const storeRevisionOf = (s: RevisionShift, r: number): number => (r >= s.
 export const sourceRevisionOf = (s: RevisionShift, x: number): number => (x >= s.held + s.bump ? x - s.bump : x);
 
 /**
- * How the restored store numbers the source's revisions, found in the store itself. Bumped, its revision is at
- * least the snapshot's name plus the bump, and the lowest revision it can still read is the bumped one (everything
- * below is marked compacted): the snapshot held that less the bump, at least the revision it is named by.
- * Revisions past it (a lease of the snapshot that ran out before it was held) are then checked against the change
- * log like any other. A store below that was not bumped (its members were made before restores bumped, and the
- * spec's default came later): its numbers are the source's.
+ * How the restored store numbers the source's revisions, found in the store itself. etcdutl raises the newest
+ * revision that left a key in the snapshot by the bump and marks everything below compacted, so the lowest
+ * revision the store can still read is that one raised. Every revision but an empty store's first leaves a key
+ * (a compaction keeps the tombstones at its own revision: seen on the lab), so that is usually the snapshot's own
+ * revision, at least the one it is named by, and the shift is the bump. A snapshot of an empty store (revision 1,
+ * no key) is raised from 0: the store stands one below the name plus the bump, and the source's revisions after
+ * it land one less raised (seen in CI: a continuous backup's first snapshot taken before the first write, its
+ * replay reading revision 2 of a store bumped from 0). Revisions past the lowest readable one (a lease of the
+ * snapshot that ran out before it was held) are checked against the change log like any other. A store below
+ * the bump was not bumped (its members were made before restores bumped, and the spec's default came later): its
+ * numbers are the source's.
  */
 export async function restoredShift(etcd: EtcdClient, endpoint: string, named: number, bump: number): Promise<RevisionShift> {
   const unbumped = { held: named, bump: 0 };
   if (bump === 0) return unbumped;
-  let lo = named + bump;
+  let lo = bump;
   let hi = await etcd.currentRevision(endpoint);
   if (hi < lo) return unbumped;
   const readable = async (x: number): Promise<boolean> => etcd.keyCount(endpoint, x).then(() => true, (err: unknown) => {
@@ -49,5 +54,5 @@ export async function restoredShift(etcd: EtcdClient, endpoint: string, named: n
     if (await readable(mid)) hi = mid;
     else lo = mid + 1;
   }
-  return { held: lo - bump, bump };
+  return lo - bump >= named ? { held: lo - bump, bump } : { held: named, bump: lo - named };
 }

@@ -27,7 +27,7 @@ import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../st
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { restoredShift } from './bumped-revisions.js';
-import { clusterSettled, podReady } from '../cluster/views.js';
+import { carriesRestoreStep, clusterSettled, podReady } from '../cluster/views.js';
 import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
@@ -133,9 +133,14 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     d.leaseHolds.hold(key, () => members(d, cluster));
     const available = cluster.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
     const pointInTime = restore.status?.pointInTime;
-    // Replayed once settled: right after a restore its members are swapped for ones without the restore step.
+    // Replayed once settled: right after a restore its members are swapped for ones without the restore step. The
+    // status can say Running from the pass before the swap began, so the pods must show it done too: a replay that
+    // began under the swap read the store's revisions from a member on its way out or in (seen: StoreCompacted).
     if (cluster.status?.bootstrapped && available && pointInTime && (pointInTime.replayedThrough ?? 0) < (pointInTime.revision ?? 0)) {
-      return clusterSettled(cluster) ? replayed(d, restore, pointInTime, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
+      const pods = d.pods.ownedBy(cluster.metadata.uid ?? '');
+      // Every member there and ready: a pod with the steps gone from the cache before its successor came is no swap done.
+      const swapped = pods.length >= cluster.spec.size && pods.every(podReady) && !pods.some(carriesRestoreStep);
+      return clusterSettled(cluster) && swapped ? replayed(d, restore, pointInTime, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
     }
     if (cluster.status?.bootstrapped && available) {
       const waiting = await notYetServing(d, cluster);
