@@ -131,3 +131,36 @@ YAML
     --kubeconfig "$LAB_HOME/admin.kubeconfig" --namespace local-path-storage --service-account-name default \
     --config "$dir/config.json" --helper-pod-file "$dir/helperPod.yaml" --health-port 18080
 }
+
+# The StorageClass `expandable`: XFS volumes on the node's disk, bound when the first pod is scheduled, that grow
+# while a pod uses them (1Gi -> 2Gi shows in the pod's df). Idempotent; started by `up` once its sidecars are built
+# (behind the lab on a first build), else by the first test that needs it (`lab.sh expandable`). Each running node
+# gets its driver and provisioner (node.sh, start_node_csi); then the cluster's part: the CSIDriver (no attach step, fsGroup applied by kubelet) and the
+# StorageClass, and the external-resizer. The resizer has a driver instance of its own on the host, as the sidecars
+# exit when their driver's socket goes away and a node's driver dies in every fault of its node. The driver offers
+# no controller expansion, so the resizer only records the new size on the volume and kubelet does the growing.
+start_expandable() {
+  # Nodes whose kubelet runs (one frozen by a fault gets them when it is healed or restarted).
+  local n; for n in $(node_numbers); do if pid_alive "$(node_name "$n")-kubelet"; then start_node_csi "$n"; fi; done
+  KUBECTL apply -f - >/dev/null <<YAML
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: $EXPANDABLE_DRIVER}
+spec: {attachRequired: false, podInfoOnMount: false, volumeLifecycleModes: [Persistent], fsGroupPolicy: File, storageCapacity: false}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: expandable}
+provisioner: $EXPANDABLE_DRIVER
+parameters: {csi.storage.k8s.io/fstype: xfs}
+volumeBindingMode: WaitForFirstConsumer
+allowVolumeExpansion: true
+reclaimPolicy: Delete
+YAML
+  local sock="$LAB_HOME/csi/controller.sock"
+  start_daemon csi-plugin "$(lab_csi_bin)" --endpoint "$sock" --node-id lab-host --state-dir "$LAB_HOME/csi/host"
+  wait_for "$EXPANDABLE_DRIVER on the host" 30 test -S "$sock"
+  start_daemon csi-resizer "$CSI_RESIZER_BIN" --kubeconfig "$LAB_HOME/admin.kubeconfig" \
+    --csi-address "$sock" --timeout 30s --handle-volume-inuse-error=false --v 2
+  touch "$LAB_HOME/expandable" # from now on a part of the lab: status, heal and node restarts cover it
+}

@@ -19,6 +19,8 @@
 . "$LAB_SRC_DIR/fault.sh"
 
 CONTROL_PLANE="apiserver-etcd kube-apiserver kube-controller-manager kube-scheduler kube-proxy coredns local-path-provisioner"
+# The control plane's daemons, the expandable StorageClass's among them once started (see start_expandable).
+control_plane() { echo "$CONTROL_PLANE"; expandable_started && echo csi-plugin csi-resizer; return 0; }
 
 # One lab command at a time; bounded, so a stuck holder is reported instead of waited on forever.
 take_lock() {
@@ -33,12 +35,15 @@ build_core() {
   bash "$LAB_SRC_DIR/build/etcd.sh"
   bash "$LAB_SRC_DIR/build/coredns.sh"
   bash "$LAB_SRC_DIR/build/local-path.sh"
+  bash "$LAB_SRC_DIR/build/lab-csi.sh"
   bash "$LAB_SRC_DIR/build/images.sh"
 }
 
-# Tools only some tests use: the S3 server (MinIO), Helm, and the archived CoreOS operator with its images (the
-# adoption tests run it), about half of a first build.
-EXTRA_TOOLS="minio helm coreos-operator"
+# Tools only some tests use: the linearizability checker of recorded histories (the fault tests; first, as it
+# builds in seconds), the S3 server (MinIO), Helm, the archived CoreOS operator with its images (the adoption
+# tests run it) and the CSI sidecars of the StorageClass `expandable` (the volume-growth test), about half of a
+# first build.
+EXTRA_TOOLS="checker minio helm coreos-operator csi-sidecars"
 EXTRAS_STATUS="$LAB_CACHE/extras.status" # "building PID", "built", or "failed: ..."
 COREOS_FACTS="$LAB_CACHE/coreos-operator/images.json" # written last by build/coreos-operator.sh
 build_extras() {
@@ -76,7 +81,7 @@ build() { build_core; build_extras; }
 # first tests run (most of a lab test's time is waiting), and a test that needs one waits for it
 # (test/support/lab.ts, labTool). Their state is in $EXTRAS_STATUS.
 build_extras_behind() {
-  [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && [ -s "$COREOS_FACTS" ] &&
+  [ -x "$(checker_bin)" ] && [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && [ -s "$COREOS_FACTS" ] && csi_sidecars_built &&
     { echo built > "$EXTRAS_STATUS"; return 0; }
   local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null || true) # none on a first up
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && return 0
@@ -113,6 +118,8 @@ up() {
   wait_for "$LAB_NODES nodes Ready" 120 all_nodes_ready
   wait_for "default service account" 60 default_sa_exists
   start_local_path
+  # On a first `up` its sidecars are still building behind the lab: a test that needs it starts it (`expandable`).
+  if csi_sidecars_built; then start_expandable; fi
   import_extras_behind
   write_lab_facts
   log "lab is up: $LAB_NODES nodes"
@@ -121,7 +128,7 @@ up() {
 
 all_running() {
   local c n
-  for c in $CONTROL_PLANE; do pid_alive "$c" || return 1; done
+  for c in $(control_plane); do pid_alive "$c" || return 1; done
   for n in $(node_numbers); do node_running "$n" || return 1; done
 }
 
@@ -138,8 +145,8 @@ write_lab_facts() {
  "kubernetesVersion": "$K8S_VERSION", "kubectl": "$K8S_BIN/kubectl", "etcdImages": [$images], "busyboxImage": "$BUSYBOX_IMAGE",
  "hostIP": "$LAB_HOST_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm",
  "extrasStatus": "$EXTRAS_STATUS", "coreos": "$COREOS_FACTS", "apiserverEtcd": "http://127.0.0.1:$LAB_APISERVER_ETCD_PORT",
- "storageClass": "local-path",
- "nodes": [$nodes]}
+ "storageClass": "local-path", "expandableStorageClass": "expandable", "csiResizer": "$CSI_RESIZER_BIN",
+ "checker": "$(checker_bin)", "nodes": [$nodes]}
 JSON
 }
 
@@ -161,6 +168,13 @@ down() {
   drain_pods
   local n
   for n in $(node_numbers); do stop_daemon "$(node_name "$n")-kubelet"; done
+  # The volume drivers after the kubelets, which unpublish (unmount) volumes through them while pods stop.
+  for n in $(node_numbers); do
+    stop_daemon "$(node_name "$n")-csi-provisioner"
+    stop_daemon "$(node_name "$n")-csi-plugin"
+  done
+  stop_daemon csi-resizer
+  stop_daemon csi-plugin
   stop_daemon local-path-provisioner
   stop_daemon coredns
   stop_daemon kube-proxy
@@ -175,11 +189,15 @@ down() {
   stop_daemon kube-apiserver
   stop_daemon apiserver-etcd
   unmount_below "$LAB_HOME"
+  # An expandable volume's loop device is freed when its last mount goes (autoclear), asynchronously.
+  wait_for "loop devices of the lab to be freed" 20 no_loop_devices_below "$LAB_HOME" || losetup -l | grep -F "$LAB_HOME/" >&2 || true
   for n in $(node_numbers); do node_cgroups_down "$n"; done
   network_down
   rm -rf "$LAB_HOME"
   log "lab is down"
 }
+
+no_loop_devices_below() { ! losetup -nl -O BACK-FILE | grep -qF "$1/"; } # dir
 
 daemon_status() { # name
   local state=stopped
@@ -190,7 +208,7 @@ daemon_status() { # name
 # Exit status 0 only when the lab is up and every node Ready.
 status() {
   local c n
-  for c in $CONTROL_PLANE; do daemon_status "$c"; done
+  for c in $(control_plane); do daemon_status "$c"; done
   for n in $(node_numbers); do
     for c in $(node_daemons "$n"); do daemon_status "$c"; done
   done
@@ -213,8 +231,9 @@ case "${1:-}" in
   build) build ;;
   build-extras) build_extras ;;
   import-images) import_images_on_nodes ;;
+  expandable) csi_sidecars_built || { log "the CSI sidecars are not built yet ($EXTRAS_STATUS)"; exit 1; }; take_lock; start_expandable ;;
   restart-apiserver) stop_daemon kube-apiserver; start_apiserver ;;
   fault) shift; inject "$@" ;;
   heal) shift; heal "$@" ;;
-  *) echo "usage: lab/lab.sh up|down|status|build|build-extras|import-images|restart-apiserver|fault KIND TARGET [--for S]|heal KIND TARGET|heal all" >&2; exit 2 ;;
+  *) echo "usage: lab/lab.sh up|down|status|build|build-extras|import-images|expandable|restart-apiserver|fault KIND TARGET [--for S]|heal KIND TARGET|heal all" >&2; exit 2 ;;
 esac

@@ -177,10 +177,36 @@ start_node() { # n: a whole node, from its disk up
   import_images "$n"
   start_node_kubelet "$n"
   start_node_proxy "$n"
+  if expandable_started; then start_node_csi "$n"; fi
+}
+
+# The StorageClass `expandable` on node n: its CSI driver (lab/csi; volumes are image files on this node's disk) and
+# the external-provisioner that creates volumes for the claims of pods scheduled here (--node-deployment: it takes
+# only claims whose selected node is this one, so CreateVolume reaches this node's driver). Kubelet finds the driver
+# through its registration socket; the provisioner starts once kubelet has written the driver into the node's
+# CSINode, the sign that kubelet can publish and grow its volumes.
+start_node_csi() { # n
+  local n=$1 name dir sock; name=$(node_name "$n"); dir=$(node_dir "$n")
+  sock="$dir/kubelet/plugins/$EXPANDABLE_DRIVER/csi.sock"
+  mkdir -p "$dir/disk/expandable"
+  start_node_daemon "$n" csi-plugin "$(lab_csi_bin)" --endpoint "$sock" --node-id "$name" --state-dir "$dir/disk/expandable" \
+    --registration-socket "$dir/kubelet/plugins_registry/$EXPANDABLE_DRIVER-reg.sock"
+  wait_for "$EXPANDABLE_DRIVER in the CSINode of $name" 60 csi_driver_registered "$n"
+  # Leader election is off by default; capacity tracking stays off (no CSIStorageCapacity objects to keep).
+  start_node_daemon "$n" csi-provisioner env NODE_NAME="$name" "$LAB_CACHE/csi-provisioner/$CSI_PROVISIONER_VERSION/csi-provisioner" \
+    --kubeconfig "$LAB_HOME/admin.kubeconfig" --csi-address "$sock" --node-deployment \
+    --node-deployment-immediate-binding=false --strict-topology --immediate-topology=false \
+    --timeout 30s --worker-threads 4 --snapshot-orphan-sweep-interval 0 --v 2
+}
+
+csi_driver_registered() { # n
+  KUBECTL get csinode "$(node_name "$1")" -o jsonpath='{.spec.drivers[*].name}' | tr ' ' '\n' | grep -qxF "$EXPANDABLE_DRIVER"
 }
 
 # The names under which node n's daemons are recorded (lab/process.sh).
-node_daemons() { local c; for c in containerd kubelet kube-proxy; do echo "$(node_name "$1")-$c"; done; }
+node_daemons() {
+  local c; for c in containerd kubelet kube-proxy $(expandable_started && echo csi-plugin csi-provisioner); do echo "$(node_name "$1")-$c"; done
+}
 
 node_running() { # n
   local d; for d in $(node_daemons "$1"); do pid_alive "$d" || return 1; done

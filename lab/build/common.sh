@@ -22,6 +22,7 @@ LAB_APISERVER_ETCD_PORT=12379
 K8S_BIN="$LAB_CACHE/k8s/$K8S_VERSION"
 APISERVER_ETCD_VERSION="${ETCD_VERSIONS%% *}"
 BUSYBOX_IMAGE=lab.local/busybox:1 # the volume provisioner's helper pods run it
+EXPANDABLE_DRIVER=expandable.lab.local # the CSI driver (lab/csi) of the StorageClass `expandable`
 
 # The nodes: ETCD_OPERATOR_LAB_NODES of them (1-5, default 3), node n named lab-node-n, each in its own
 # network namespace with address 10.88.0.(10+n) on the bridge, pods in 10.89.n.0/24, zones a, b, c in turn.
@@ -43,6 +44,31 @@ node_number() { # lab-node-n or n -> n
   local n=${1#lab-node-}
   [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le "$LAB_NODES" ] || { log "no node $1 in this lab"; return 2; }
   echo "$n"
+}
+
+CSI_RESIZER_BIN="$LAB_CACHE/csi-resizer/$CSI_RESIZER_VERSION/csi-resizer" # built last of the sidecars (build/csi-sidecars.sh)
+csi_sidecars_built() { [ -x "$LAB_CACHE/csi-provisioner/$CSI_PROVISIONER_VERSION/csi-provisioner" ] && [ -x "$CSI_RESIZER_BIN" ]; }
+# The StorageClass `expandable` was started on this lab (lab/components.sh, start_expandable).
+expandable_started() { [ -e "$LAB_HOME/expandable" ]; }
+
+# A Go program of the lab's own (lab/<dir>), cached under a hash of its sources (tests aside), so that an edited
+# one is built again: the CSI driver (lab/csi, build/lab-csi.sh) and the linearizability checker of recorded
+# client histories (lab/checker, build/checker.sh).
+own_go_bin() { # dir name
+  local f key; key=$(for f in "$LAB_SRC_DIR/$1"/go.mod "$LAB_SRC_DIR/$1"/go.sum "$LAB_SRC_DIR/$1"/*.go; do
+    case "$f" in *_test.go) ;; *) cat "$f" ;; esac
+  done | sha256sum | cut -c1-16)
+  echo "$LAB_CACHE/$2/$key/$2"
+}
+lab_csi_bin() { own_go_bin csi lab-csi; }
+checker_bin() { own_go_bin checker checker; }
+build_own_go() { # dir name
+  local bin; bin=$(own_go_bin "$1" "$2")
+  [ -x "$bin" ] && { log "$2 cached in $(dirname "$bin")"; return 0; }
+  mkdir -p "$(dirname "$bin")"
+  log "building $2 into $(dirname "$bin")"
+  (cd "$LAB_SRC_DIR/$1" && go build -buildvcs=false -trimpath -ldflags "-s -w" -o "$bin.tmp" .)
+  mv "$bin.tmp" "$bin"
 }
 
 # A Go program built from its module at a pinned version into $LAB_CACHE/<name>/<version>/, once.

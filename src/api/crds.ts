@@ -1,4 +1,4 @@
-import { CLUSTER_NAME, GROUP, VERSION, clusterSpec, clusterStatus } from './etcd-cluster.js';
+import { CLUSTER_NAME, GROUP, STORAGE_SHRINK_RULE, VERSION, clusterSpec, clusterStatus } from './etcd-cluster.js';
 import { backupSpec, backupStatus, restoreSpec, restoreStatus } from './etcd-backup.js';
 import type { OpenApiSchema } from './schema.js';
 
@@ -56,7 +56,7 @@ export const etcdClusterCrd = (): CrdManifest => crd({
   validations: [{
     rule: `size(self.metadata.name) <= ${CLUSTER_NAME.maxLength} && self.metadata.name.matches('${CLUSTER_NAME.pattern}')`,
     message: CLUSTER_NAME.message,
-  }],
+  }, STORAGE_SHRINK_RULE],
   subresources: { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.size', labelSelectorPath: '.status.selector' } },
   columns: [
     { name: 'Size', type: 'integer', jsonPath: '.spec.size' },

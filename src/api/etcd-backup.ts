@@ -203,8 +203,9 @@ export const restoreStatus = object({
         + 'revisions after it are revisionBump higher in the restored store.',
     }),
     revisionBump: integer({
-      format: 'int64', description: 'The bump the restored store was made with, found in the store itself (0 for a store made before restores bumped, '
-        + 'whatever the spec now says): what the replay shifts revisions by.',
+      format: 'int64', description: 'How much higher the source\'s revisions replayed after the snapshot are in the restored store, found in the store '
+        + 'itself: the spec\'s bump; one less from a snapshot of an empty store (etcdutl raises its newest revision with a key, there none); 0 for a '
+        + 'store made before restores bumped, whatever the spec now says.',
     }),
   }),
   observedGeneration: integer({ format: 'int64' }),

@@ -1,7 +1,7 @@
 import type {
   V1Affinity, V1EnvVarSource, V1PersistentVolumeClaimSpec, V1PodSecurityContext, V1Toleration,
 } from '@kubernetes/client-node';
-import { array, boolean, embedded, integer, mapOf, object, oneOf, quantity, string, stringMap } from './schema.js';
+import { array, boolean, embedded, embeddedWith, integer, mapOf, object, oneOf, quantity, string, stringMap } from './schema.js';
 import type { Infer } from './schema.js';
 
 export const GROUP = 'etcd.database.coreos.com';
@@ -79,6 +79,9 @@ export const CLUSTER_NAME = {
 /** Kubernetes refuses an object whose annotations pass 256 KiB in all; member pods carry some of the operator's too. */
 const ANNOTATION_BYTES = 256 * 1024 - 4096;
 
+/** A claim's storage request: a quantity, with a rule of its own beside the quantity's (see persistentVolumeClaimSpec). */
+const storageQuantity = quantity().openapi;
+
 export const podPolicy = object({
   labels: stringMap({
     description: 'Labels for the member pods. "app" and "etcd_*" are reserved for the operator.',
@@ -135,7 +138,12 @@ export const podPolicy = object({
     description: 'Environment of the etcd container, for etcd settings the spec does not name.',
     maxItems: 64,
   }),
-  persistentVolumeClaimSpec: embedded<V1PersistentVolumeClaimSpec>('With it, each member keeps its data on its own PVC; without, on an emptyDir.'),
+  persistentVolumeClaimSpec: embeddedWith<V1PersistentVolumeClaimSpec>(
+    'With it, each member keeps its data on its own PVC; without, on an emptyDir. A larger storage request grows every member\'s claim where its StorageClass allows expansion.',
+    { resources: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { requests: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: {
+      storage: storageQuantity,
+    } } } } },
+  ),
   securityContext: embedded<V1PodSecurityContext>('Security context of the member pods (core/v1 PodSecurityContext).'),
   priorityClassName: string({ maxLength: 253 }),
   busyboxImage: string({ description: 'Accepted for CoreOS compatibility, not used: no init container waits for DNS here, so no busybox image is pulled. Set, it is named in the UnusedFields condition.', maxLength: 512 }),
@@ -167,6 +175,16 @@ export const clusterSpec = object({
   version: string({
     description: 'etcd version (semver, a leading "v" tolerated), 3.5.0 or later.', default: DEFAULT_ETCD_VERSION, pattern: SEMVER_PATTERN, maxLength: 64,
     'x-kubernetes-validations': [{
+      // etcd's own rule (see versions.ts): one minor at a time, up or down, never another major. Status judges what
+      // runs (an earlier change may not be rolled out yet); this refuses at once the change etcd can never make.
+      // A value that is no version at all is the pattern's to refuse: not read here, where int() would fail with
+      // an internal-looking error beside the pattern's.
+      rule: "!self.matches('^v?[0-9]+[.][0-9]+[.]') || !oldSelf.matches('^v?[0-9]+[.][0-9]+[.]')"
+        + " || (int(self.split('.')[0].replace('v', '')) == int(oldSelf.split('.')[0].replace('v', ''))"
+        + " && int(self.split('.')[1]) - int(oldSelf.split('.')[1]) <= 1 && int(oldSelf.split('.')[1]) - int(self.split('.')[1]) <= 1)",
+      message: 'etcd changes version one minor at a time, up or down, and never its major version',
+      messageExpression: "'etcd cannot go from ' + oldSelf + ' to ' + self + ': it changes one minor version at a time, up or down, and never its major version; set an intermediate version first'",
+    }, {
       rule: "!self.matches('^v?[0-2][.]') && !self.matches('^v?3[.][0-4][.]')",
       message: 'etcd before 3.5.0 is not supported',
       messageExpression: `'etcd ' + self + ' is not supported: the oldest version the operator runs is 3.5.0 (it relies on learners, etcdutl and the corruption checks of 3.5); use ${DEFAULT_ETCD_VERSION}, and see the README on moving a CoreOS cluster of an older version'`,
@@ -250,6 +268,10 @@ export const clusterStatus = object({
     dbSize: integer({ format: 'int64' }), dbSizeInUse: integer({ format: 'int64' }),
   }, { required: ['name'] }), { description: 'What each member that answered reports of itself.' }),
   alarms: array(object({ member: string(), alarm: string() }), { description: 'Active etcd alarms.' }),
+  claimedStorage: string({
+    description: 'The largest capacity a member\'s claim holds. Kubernetes never shrinks a volume, so the spec\'s request cannot go below '
+      + 'it; a request raised in vain (a growth the StorageClass refused, or that failed) can be taken back.',
+  }),
   rebuild: object({
     backup: string(), path: string(), revision: integer({ format: 'int64' }),
     lostRevisions: integer({ description: 'Revisions the lost cluster had reached past the snapshot: writes lost.', format: 'int64' }),
@@ -269,6 +291,36 @@ export const clusterStatus = object({
     defragmented: array(string()),
   }, { description: 'Progress of the recovery from a NOSPACE alarm, so that a restarted operator redoes no step.' }),
 });
+
+/** spec.pod.persistentVolumeClaimSpec.resources.requests.storage under `root`: the field, each level of it set, and its quantity. */
+const STORAGE_PATH = ['spec', 'pod', 'persistentVolumeClaimSpec', 'resources', 'requests', 'storage'];
+const storageRequest = (root: string): { field: string; set: string; quantity: string } => {
+  const field = [root, ...STORAGE_PATH].join('.');
+  return {
+    field,
+    set: STORAGE_PATH.map((_, i) => `has(${[root, ...STORAGE_PATH.slice(0, i + 1)].join('.')})`).join(' && '),
+    quantity: `quantity(string(${field}))`,
+  };
+};
+const now = storageRequest('self');
+const before = storageRequest('oldSelf');
+
+/**
+ * Kubernetes grows a volume but never shrinks one, so the storage request may go down only as far as the members'
+ * claims still are (status.claimedStorage): a raise the StorageClass refused can be taken back. On the whole object,
+ * the only place a rule reads status beside spec. (A value that is not a quantity is refused by its own rule.)
+ */
+export const STORAGE_SHRINK_RULE = {
+  rule: `!(${now.set} && ${before.set}) || !isQuantity(string(${now.field})) || !isQuantity(string(${before.field})) `
+    + `|| ${now.quantity}.compareTo(${before.quantity}) >= 0 `
+    + `|| (has(self.status) && has(self.status.claimedStorage) && isQuantity(self.status.claimedStorage) && ${now.quantity}.compareTo(quantity(self.status.claimedStorage)) >= 0)`,
+  message: 'the storage request cannot go below what the members\' claims hold (status.claimedStorage): Kubernetes grows volumes, never shrinks them; '
+    + 'restore a backup into a new cluster with the smaller request instead',
+  messageExpression: "'the storage request cannot go below ' + (has(self.status) && has(self.status.claimedStorage) ? self.status.claimedStorage : "
+    + `string(${before.field})) + ', what the members\\' claims hold (status.claimedStorage): Kubernetes grows volumes, never shrinks them; `
+    + "restore a backup into a new cluster with the smaller request instead'",
+  fieldPath: `.${STORAGE_PATH.join('.')}`,
+};
 
 export type ClusterSpec = Infer<typeof clusterSpec>;
 

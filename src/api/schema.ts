@@ -81,6 +81,13 @@ export const quantity = (o: Common = {}): Schema<string | number> => make({
 export const embedded = <T>(description: string): Schema<T> =>
   make({ type: 'object', description, 'x-kubernetes-preserve-unknown-fields': true });
 
+/**
+ * An embedded Kubernetes type kept as-is like `embedded`, but for the fields the CRD must see into (for a rule that
+ * compares them with their old value): those are declared, the rest preserved.
+ */
+export const embeddedWith = <T>(description: string, properties: Record<string, OpenApiSchema>): Schema<T> =>
+  make({ type: 'object', description, properties, 'x-kubernetes-preserve-unknown-fields': true });
+
 type Props = Record<string, Schema<unknown>>;
 type Optional<P extends Props, R extends keyof P> = { [K in Exclude<keyof P, R>]?: Infer<P[K]> };
 type Required_<P extends Props, R extends keyof P> = { [K in R]: Infer<P[K]> };

@@ -83,9 +83,11 @@ export async function demoCommand(): Promise<number> {
       // A re-run brings a new build under the same tag: restart the operator onto it.
       if (installed) await k(['-n', NAMESPACE, 'rollout', 'restart', `deployment/${NAME}`]);
       await until(p, 'operator ready', 120_000, async () => {
+        // As many as the Deployment asks for (two by default: one leads, one stands by), all of the new build.
         const d = (await api.call('GET', deploymentPath)) as V1Deployment;
-        const ready = d.status?.updatedReplicas === 1 && d.status.readyReplicas === 1 && (d.status.replicas ?? 0) === 1;
-        return { state: `${d.status?.readyReplicas ?? 0}/1 ready`, value: ready || undefined };
+        const wanted = d.spec?.replicas ?? 1;
+        const ready = d.status?.updatedReplicas === wanted && d.status.readyReplicas === wanted && (d.status.replicas ?? 0) === wanted;
+        return { state: `${d.status?.readyReplicas ?? 0}/${wanted} ready`, value: ready || undefined };
       });
       p.step(`EtcdCluster ${CLUSTER}: 3 members from examples/etcd-cluster.yaml (a CoreOS manifest, unchanged)`);
       await k(['apply', '-f', 'examples/etcd-cluster.yaml']);

@@ -33,6 +33,10 @@ export interface EtcdStatus {
   version: string;
   isLearner: boolean;
   errors: string[];
+  /** The version of its database's format (etcd 3.6 on; '' before): a lower minor than it runs during a downgrade. */
+  storageVersion: string;
+  /** The minor a downgrade under way takes the cluster to (etcd 3.6 on), '' when none is. */
+  downgradeTarget: string;
 }
 
 
@@ -87,6 +91,7 @@ interface RawStatus {
   header?: { member_id?: string; revision?: string };
   leader?: string; raftIndex?: string; raftTerm?: string; dbSize?: string; dbSizeInUse?: string;
   version?: string; isLearner?: boolean; errors?: string[];
+  storageVersion?: string; downgradeInfo?: { enabled?: boolean; targetVersion?: string };
 }
 
 const toMember = (m: RawMember): EtcdMember => ({
@@ -138,7 +143,23 @@ export class EtcdClient {
       revision: Number(s.header?.revision ?? 0),
       dbSize: Number(s.dbSize ?? 0), dbSizeInUse: Number(s.dbSizeInUse ?? 0), version: s.version ?? '',
       isLearner: s.isLearner ?? false, errors: s.errors ?? [],
+      storageVersion: s.storageVersion ?? '', downgradeTarget: s.downgradeInfo?.enabled ? s.downgradeInfo.targetVersion ?? '' : '',
     };
+  }
+
+  /**
+   * Asks etcd (3.6 on) to take the cluster one minor down: it checks the target, lowers the cluster version, and each
+   * member then rewrites its storage version (a forced snapshot). Members may restart on the older release once
+   * every one reports it; the downgrade ends by itself when all run it.
+   */
+  async enableDowngrade(endpoint: string, minor: string): Promise<void> {
+    await this.call(endpoint, '/v3/maintenance/downgrade', { action: 'VALIDATE', version: minor });
+    await this.call(endpoint, '/v3/maintenance/downgrade', { action: 'ENABLE', version: minor });
+  }
+
+  /** Cancels a downgrade: the cluster version returns to the lowest release its members run. */
+  async cancelDowngrade(endpoint: string): Promise<void> {
+    await this.call(endpoint, '/v3/maintenance/downgrade', { action: 'CANCEL' });
   }
 
   /** The cluster's active alarms (any member answers for the whole cluster). */

@@ -43,8 +43,10 @@
  *    an upgraded member. A version etcd cannot move to is refused, and never started: new members keep
  *    the version that runs. Members whose settings (quota, compaction, TLS) or pod template (what spec.pod gives
  *    a pod that takes a new pod to change: resources, environment, placement, security context, priority)
- *    changed roll the same way. Before any of that, pods whose spec.pod labels or annotations differ are patched
- *    in place, one per pass: that restarts nothing.
+ *    changed roll the same way; a member on a volume whose user changes is replaced, not restarted. A minor
+ *    downgrade (3.6 to 3.5) first has etcd lower the cluster and storage versions (EnableDowngrade, then a Wait
+ *    for the storage), and rolls only then; a spec back up cancels it. Before any of that, pods whose spec.pod
+ *    labels or annotations differ are patched in place, one per pass: that restarts nothing.
  * 8. Spread again members that share a node when a node with none is free: add one first, then the scale-down
  *    removes one from the most crowded node (then zone, as any scale-down does among equals). Then
  *    defragment, when configured, a member whose database is mostly unused; followers before the leader.
@@ -52,7 +54,7 @@
  * nothing will come, the plan is Blocked with a cause from BLOCKED_CAUSES saying what a person must do.
  */
 
-import { FORCE_NEW_CLUSTER_FIXED, OLDEST_SUPPORTED, atLeast, forceNewClusterKeepsData, highestVersion, upgradeVerdict } from './versions.js';
+import { FORCE_NEW_CLUSTER_FIXED, OLDEST_SUPPORTED, atLeast, forceNewClusterKeepsData, highestVersion, minorAtMost, ofMinor, upgradeVerdict } from './versions.js';
 import type { VersionVerdict } from './versions.js';
 
 
@@ -105,6 +107,10 @@ export interface PodView {
   trouble?: { reason: string; message: string };
   /** Made by the CoreOS etcd-operator (its `etcd_node` label): a member of a cluster this operator may take over. */
   madeByCoreOS?: true;
+  /** The user its etcd runs as (0, root, when the pod does not say: etcd's images run as root). */
+  runAsUser?: number;
+  /** Its data guard found a data directory its user cannot use (a volume that did not apply the pod's fsGroup). */
+  dataNotOurs?: true;
 }
 
 export interface MemberHealth {
@@ -117,6 +123,10 @@ export interface MemberHealth {
   revision: number;
   dbSize: number;
   dbSizeInUse: number;
+  /** Its database's format version (etcd 3.6 on; absent or '' before, where it is the version it runs). */
+  storageVersion?: string;
+  /** The version a downgrade under way takes the cluster to (etcd 3.6 on); absent or '' when none is. */
+  downgradeTarget?: string;
 }
 
 export interface AlarmView {
@@ -244,6 +254,8 @@ export interface ClusterState {
   targetConfig: string;
   /** The digest of the pod template the spec asks for. */
   targetTemplate: string;
+  /** The user the spec's pod template runs etcd as. */
+  targetRunAsUser?: number;
   /** The digest of the labels and annotations the spec asks for on member pods. */
   targetMetadata: string;
   alarms: AlarmView[];
@@ -316,6 +328,10 @@ export type Action =
   | { type: 'DisarmAlarms'; alarms: AlarmView[]; reason: string }
   | { type: 'Compact'; revision: number; reason: string }
   | { type: 'Defragment'; member: string; reason: string }
+  /** etcd's downgrade API: the cluster version and every member's storage version go down to `to` (a minor, "3.5"). */
+  | { type: 'EnableDowngrade'; to: string; reason: string }
+  /** The spec went back up during a downgrade: the cluster version returns to what the members run, and those that went down roll up. */
+  | { type: 'CancelDowngrade'; reason: string }
   | { type: 'Steady' };
 
 /**
@@ -329,6 +345,7 @@ export const WAITING_FOR = {
   MemberReady: 'a member that answers passes its readiness probe within the probe period',
   CatchingUp: 'a member that answers comes closer to the leader\'s log within stalledAfterMs; past it, it is stalled: a learner is removed when a repair waits on it, else it (or a lagging voter) is named for a person',
   LeaderElection: 'a quorum that answers elects a leader within etcd\'s election timeout',
+  StorageDowngrade: 'once a downgrade is enabled, etcd forces a snapshot on every member that answers, which lowers its storage version at its next apply',
 } as const;
 export type WaitingFor = keyof typeof WAITING_FOR;
 
@@ -438,8 +455,56 @@ export function rollout(s: ClusterState): Rollout {
     stale: pods.filter((p) => p.version !== s.targetVersion).map((p) => p.name).sort(),
     reconfigure: pods.filter((p) => p.version === s.targetVersion && (p.config !== s.targetConfig || p.template !== s.targetTemplate)).map((p) => p.name).sort(),
     relabel: pods.filter((p) => p.metadata !== s.targetMetadata || unrecordedTarget(s, p)).map((p) => p.name).sort(),
-    newMemberVersion: verdict.allowed ? s.targetVersion : highestVersion(running) ?? s.targetVersion,
+    // A downgrade's older release runs only on data whose storage version went down first: until then, new members
+    // and members restarting on their data get the release that runs.
+    newMemberVersion: verdict.allowed && (!verdict.downgradeTo || storageDowngraded(s, verdict.downgradeTo)) ? s.targetVersion : highestVersion(running) ?? s.targetVersion,
   };
+}
+
+/** Whether a downgrade to `minor` is enabled, as a member that answers reports it. */
+const downgradeEnabled = (s: ClusterState, minor: string): boolean => s.health.some((h) => ofMinor(h.downgradeTarget, minor));
+
+/**
+ * Whether the members' data can be run by the release one minor down. Either a member already runs it: the cluster
+ * version cannot rise above it then, nor the storage versions (an upgrade turned back half way). Or etcd's downgrade
+ * is enabled, which pins the cluster version down, and a quorum of voters answers, every one that answers with a
+ * storage version of that minor. Without the downgrade enabled, data that still reads as the older minor right
+ * after an upgrade is no warrant: the leader raises the cluster version within seconds, and a member restarted on
+ * the older release then refuses to start for ever. Not "every voter": the roll restarts a member by deleting its
+ * pod, and that member, silent until its new pod runs, must get the older release, or the roll would make it anew
+ * on the newer one for ever (seen on the lab). A member silent all through the lowering whose pod is then lost gets
+ * the older release on data that was not lowered: etcd refuses to start there (its data untouched), which its pod's
+ * condition shows.
+ */
+export function storageDowngraded(s: ClusterState, minor: string): boolean {
+  const voters = votersOf(s.members);
+  // A voter whose etcd served on it, not any pod: one the rules are about to delete, or one that never ran, proves nothing.
+  if (s.pods.some((p) => !p.terminating && p.ready && voters.some((m) => m.name === p.name) && minorAtMost(p.version, minor))) return true;
+  const answering = s.health.filter((h) => voters.some((m) => m.name === h.name));
+  return downgradeEnabled(s, minor) && voters.length > 0 && answering.length >= quorum(voters.length)
+    && answering.every((h) => minorAtMost(h.storageVersion, minor));
+}
+
+/**
+ * The steps of a downgrade before any member restarts on the older release: etcd is asked to take the cluster down
+ * (it lowers the cluster version and forces a snapshot on every member), then the roll waits for every member's
+ * storage version. Undefined once the data is ready: the members then roll as for any version.
+ */
+function downgradeStep(s: ClusterState, voters: MemberView[], minor: string): Action | undefined {
+  if (storageDowngraded(s, minor)) return undefined;
+  if (!downgradeEnabled(s, minor)) return { type: 'EnableDowngrade', to: minor, reason: `downgrading to ${s.targetVersion}: etcd lowers the cluster version and each member's storage version to ${minor} first` };
+  const behind = voters.filter((m) => !s.health.some((h) => h.name === m.name && minorAtMost(h.storageVersion, minor))).map((m) => m.name);
+  return { type: 'Wait', awaiting: 'StorageDowngrade', members: behind, reason: `waiting for the storage version of ${behind.join(', ')} to go down to ${minor} before any member runs ${s.targetVersion}` };
+}
+
+/**
+ * A downgrade the spec no longer asks for (it went back up) is cancelled: etcd would keep the cluster version down
+ * while it stays enabled, and the members that went down, if any, then roll up as for any upgrade.
+ */
+function unwantedDowngrade(s: ClusterState, r: Rollout): Action | undefined {
+  const target = s.health.find((h) => h.downgradeTarget)?.downgradeTarget;
+  if (!target || !r.verdict.allowed || minorAtMost(s.targetVersion, target)) return undefined;
+  return { type: 'CancelDowngrade', reason: `the spec asks for ${s.targetVersion} again: cancelling the downgrade to ${target}` };
 }
 
 /** A pod of an earlier operator version judged on the spec's pod template, which it does not record yet. */
@@ -949,7 +1014,10 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     // A member with a volume is only ever restarted on its data: replacing it would throw its data away. One
     // whose volume came back empty has none to restart on (and must not rejoin under its ID): it is replaced.
     const emptiedVolume = s.pods.some((p) => p.name === broken.name && p.dataLost);
-    if (s.claims.includes(broken.name) && !emptiedVolume) return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: `${why}; restarting it on its data` };
+    // One whose data its user cannot use (a volume that ignored fsGroup) would fail the same way at every restart.
+    const unusable = s.pods.some((p) => p.name === broken.name && p.dataNotOurs);
+    if (s.claims.includes(broken.name) && !emptiedVolume && !unusable) return { type: 'DeletePod', member: broken.name, deleteClaim: false, reason: `${why}; restarting it on its data` };
+    if (unusable) return removal(s, broken, `${why}: its user cannot use its data on this volume; replacing it with a member on a new volume`, voters, leader);
     return removal(s, broken, `${why}; replacing it`, voters, leader);
   }
   // A claim whose member etcd no longer lists (dropped by a recovery from a survivor, or removed by an
@@ -1004,6 +1072,8 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const relabel = pods.find((p) => r.relabel.includes(p.name));
   if (relabel) return patchMetadata(s, relabel);
   if (stale.length > 0 && !r.verdict.allowed) return { type: 'UpgradeRefused', reason: r.verdict.message };
+  const downgrade = stale.length > 0 && r.verdict.allowed && r.verdict.downgradeTo ? downgradeStep(s, voters, r.verdict.downgradeTo) : unwantedDowngrade(s, r);
+  if (downgrade) return downgrade;
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
   if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
   // Who is caught up is judged against the leader: none agreed on yet, the roll waits for one.
@@ -1016,15 +1086,25 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   if (lagging) return { type: 'Wait', awaiting: 'CatchingUp', members: [lagging.name], reason: `${lagging.name} is catching up before the next upgrade step` };
   const next = outdated.find((m) => m.name !== leader.name) ?? outdated[0];
   if (!next) return { type: 'Steady' };
-  const step = stale.length > 0 ? `upgrading ${next.name} to ${s.targetVersion}`
+  const step = stale.length > 0 ? `${r.verdict.allowed && r.verdict.downgradeTo ? 'downgrading' : 'upgrading'} ${next.name} to ${s.targetVersion}`
     : podOf(next.name)?.config !== s.targetConfig ? `applying new settings to ${next.name}` : `applying the changed spec.pod to ${next.name}`;
   if (next.name === leader.name) {
     const successor = voters.find((v) => v.name !== next.name && !outdated.includes(v) && answers(s.health, v.name));
     if (successor) return { type: 'MoveLeader', toMemberId: successor.id, to: successor.name, reason: `before ${step}` };
   }
-  if (s.claims.includes(next.name)) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
-  return addMember(s, version, `${step}: adding its replacement first`);
+  if (s.claims.includes(next.name) && !ownerChanges(s, podOf(next.name))) return { type: 'DeletePod', member: next.name, deleteClaim: false, reason: `${step}: restarting it on its data` };
+  const byOwner = s.claims.includes(next.name) ? ' (its data was written as another user, which not every volume lets the new one read: a new member on a new volume takes its place)' : '';
+  return addMember(s, version, `${step}: adding its replacement first${byOwner}`);
 }
+
+/**
+ * Whether a roll changes the user etcd runs as: root members of earlier versions moving onto "restricted" pods.
+ * fsGroup would give their data to the new user on most volumes, but not on hostPath (the local-path provisioner's
+ * default in many clusters) nor on some NFS drivers, where the member would never start again: such a member is
+ * replaced, its successor joining on a new volume first, not restarted on its own.
+ */
+const ownerChanges = (s: ClusterState, p: PodView | undefined): boolean =>
+  p?.runAsUser !== undefined && s.targetRunAsUser !== undefined && p.runAsUser !== s.targetRunAsUser;
 
 /** Brings a pod's labels and annotations to the spec's, and records the spec's pod template on a pod of an earlier version judged on it. */
 function patchMetadata(s: ClusterState, p: PodView): Action {

@@ -1,7 +1,7 @@
 /**
- * Which etcd version changes a rolling upgrade may make. etcd supports patch changes within a minor version
- * (both ways) and upgrades of one minor version at a time; it cannot run an older minor version on data a
- * newer one has written, and it documents a minimum patch of the old minor for some minor upgrades.
+ * Which etcd version changes a roll may make. etcd supports patch changes within a minor version (both ways),
+ * upgrades of one minor version at a time, with a minimum patch of the old minor for some, and from 3.6 on a
+ * downgrade of one minor through its downgrade API; an older minor never runs on data a newer one wrote otherwise.
  */
 
 export interface Version {
@@ -32,6 +32,18 @@ function sorted(versions: readonly string[]): string[] {
     return v ? [{ text, v }] : [];
   });
   return parsed.sort((a, b) => compareVersions(a.v, b.v)).map((p) => p.text);
+}
+
+/** Whether `version` ("3.5.35", "3.5.0") is of the minor `minor` ("3.5") or an older one; false for what is not a version. */
+export function minorAtMost(version: string | undefined, minor: string): boolean {
+  const [v, m] = [parseVersion(version ?? ''), parseVersion(`${minor}.0`)];
+  return v !== undefined && m !== undefined && (v.major < m.major || (v.major === m.major && v.minor <= m.minor));
+}
+
+/** Whether `version` is of the minor `minor` ("3.5"); false for what is not a version. */
+export function ofMinor(version: string | undefined, minor: string): boolean {
+  const [v, m] = [parseVersion(version ?? ''), parseVersion(`${minor}.0`)];
+  return v !== undefined && m !== undefined && v.major === m.major && v.minor === m.minor;
 }
 
 export const lowestVersion = (versions: readonly string[]): string | undefined => sorted(versions)[0];
@@ -65,8 +77,16 @@ export function forceNewClusterKeepsData(version: string): boolean {
 }
 
 export type VersionVerdict =
-  | { allowed: true }
+  /** downgradeTo: the roll takes members one minor down ("3.5"), through etcd's downgrade API. */
+  | { allowed: true; downgradeTo?: string }
   | { allowed: false; reason: 'UnknownVersion' | 'MajorChange' | 'Downgrade' | 'SkippedMinor' | 'PatchTooOld'; message: string };
+
+/**
+ * The first minor whose members can be taken one minor down in place: 3.6 brought etcd's downgrade API (the
+ * cluster version and each member's storage version are lowered first, then members restart on the older
+ * release). Before it, data once run by a newer minor has no way back but a backup taken before the upgrade.
+ */
+export const FIRST_DOWNGRADABLE_MINOR = 6;
 
 const minorOf = (v: Version): string => `${v.major}.${v.minor}`;
 
@@ -82,7 +102,22 @@ export function upgradeVerdict(running: readonly string[], target: string): Vers
   const lowest = Math.min(...from.map((v) => v.minor));
   const highest = Math.max(...from.map((v) => v.minor));
   if (to.minor < highest) {
-    return { allowed: false, reason: 'Downgrade', message: `members run ${to.major}.${highest}; etcd cannot run the older ${minorOf(to)} on their data` };
+    if (to.minor < highest - 1 || lowest < to.minor) {
+      return { allowed: false, reason: 'Downgrade', message: `members run ${running.join(', ')}; etcd goes down one minor version at a time (to ${to.major}.${highest - 1} first)` };
+    }
+    if (highest < FIRST_DOWNGRADABLE_MINOR) {
+      return {
+        allowed: false, reason: 'Downgrade',
+        message: `members run ${to.major}.${highest}, which has no downgrade (etcd ${to.major}.${FIRST_DOWNGRADABLE_MINOR} brought it): set version back, or restore a backup taken before the upgrade into a new cluster`,
+      };
+    }
+    // The way back up asks for that patch, and earlier ones of the minor have known defects (see the floors).
+    const floor = MINOR_UPGRADE_FLOORS[`${to.major}.${highest}`];
+    const floorVersion = floor ? parseVersion(floor) : undefined;
+    if (floor && floorVersion && compareVersions(to, floorVersion) < 0) {
+      return { allowed: false, reason: 'PatchTooOld', message: `downgrade to ${floor} or a later ${minorOf(to)} patch: etcd asks for it before ${to.major}.${highest} again, and earlier ones have known defects` };
+    }
+    return { allowed: true, downgradeTo: minorOf(to) };
   }
   if (to.minor > lowest + 1) {
     return { allowed: false, reason: 'SkippedMinor', message: `members run ${to.major}.${lowest}; upgrade one minor version at a time (to ${to.major}.${lowest + 1} first)` };

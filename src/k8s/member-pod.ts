@@ -12,6 +12,7 @@ import { ownedByCluster } from './owner.js';
 import { podTemplate, podTemplateDigest } from './pod-template.js';
 import { userKeysRecord, userMetadata } from './pod-metadata.js';
 import { KEY_DIR } from './snapshot-pod.js';
+import { lockedDownContainer } from './security.js';
 
 export const METRICS_PORT = 8080;
 export const DATA_DIR = '/var/etcd/data';
@@ -64,7 +65,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
   return {
     initContainers: [
       {
-        name: FETCH_STEP, image: i.operator.image,
+        name: FETCH_STEP, image: i.operator.image, securityContext: lockedDownContainer,
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from, ...(r.keySecret ? ['--key-dir', KEY_DIR] : [])],
         volumeMounts: [
@@ -73,7 +74,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
         ],
       },
       {
-        name: RESTORE_STEP, image: imageOf(i.spec, i.version),
+        name: RESTORE_STEP, image: imageOf(i.spec, i.version), securityContext: lockedDownContainer,
         command: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE, `--name=${i.member}`, `--initial-cluster=${i.initialCluster}`,
           `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${DATA_DIR}`,
           // Every founder bumps by the same amount, so their stores are alike.
@@ -127,6 +128,8 @@ export const DATA_GUARD = 'data-guard';
 export const ETCD_CONTAINER = 'etcd';
 /** The data guard's exit code that tells the operator the member's data is gone (not a crash of the guard). */
 export const DATA_LOST_EXIT = 3;
+/** The data guard's exit code when the data directory exists but the pod's user cannot use it (see data-guard). */
+export const DATA_NOT_OURS_EXIT = 5;
 const GUARD_DIR = '/var/run/etcd-guard';
 
 /**
@@ -136,7 +139,7 @@ const GUARD_DIR = '/var/run/etcd-guard';
  */
 function dataGuard(i: MemberPodInput): V1Container {
   return {
-    name: DATA_GUARD, image: i.operator.image,
+    name: DATA_GUARD, image: i.operator.image, securityContext: lockedDownContainer,
     args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_DIR}/started`, `--leftover=${SNAPSHOT_FILE}`, ...(i.expectData ? ['--expect-data'] : [])],
     terminationMessagePolicy: 'FallbackToLogsOnError',
     volumeMounts: [{ name: DATA_VOLUME, mountPath: '/var/etcd' }, { name: 'guard', mountPath: GUARD_DIR }],
@@ -306,6 +309,8 @@ export function memberPod(i: MemberPodInput): V1Pod {
         // becomes the message the operator reads (DiskFull). Outside the settings and pod template digests, as
         // every field the operator itself sets: running members keep their pods, and get this as they are next made.
         terminationMessagePolicy: 'FallbackToLogsOnError',
+        // The "restricted" standard's (the pod's security context is the template's): etcd writes only its data.
+        securityContext: lockedDownContainer,
         ports: [
           { name: 'client', containerPort: CLIENT_PORT },
           { name: 'peer', containerPort: PEER_PORT },

@@ -3,6 +3,7 @@ import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { clusterLabels } from './labels.js';
 import { ZONE_LABEL } from './node-state.js';
 import { objectDigest } from './object-digest.js';
+import { memberPodSecurity } from './security.js';
 
 /**
  * What of a member pod comes from spec.pod and takes a new pod to change: a running pod keeps these (its
@@ -10,6 +11,8 @@ import { objectDigest } from './object-digest.js';
  * etcd reads its environment once at start. Labels and annotations are not here: they change on the running pod
  * (pod-metadata.ts). Nor are probes, images or flags: what the operator itself puts into every pod changes with
  * the operator, and running members get it when they are next made, not in a roll of every cluster on upgrade.
+ * The security context is the exception: the "restricted" defaults under the user's are rendered here, so members
+ * of earlier versions, which ran as root, roll onto them (replaced, not restarted on their data: see the planner).
  */
 export interface PodTemplate {
   /** The etcd container's. */
@@ -54,7 +57,7 @@ export function podTemplate(spec: ClusterSpec, cluster: string): PodTemplate {
       ...placementOf(spec, cluster),
       nodeSelector: policy.nodeSelector,
       tolerations: policy.tolerations,
-      securityContext: policy.securityContext,
+      securityContext: memberPodSecurity(policy.securityContext),
       priorityClassName: policy.priorityClassName,
     },
   };

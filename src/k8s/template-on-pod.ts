@@ -3,6 +3,7 @@ import type { ClusterSpec } from '../api/etcd-cluster.js';
 import { ANNOTATION_POD_TEMPLATE, ANNOTATION_SPEC_GENERATION } from './labels.js';
 import { ETCD_CONTAINER } from './member-pod.js';
 import { podTemplate, podTemplateDigest } from './pod-template.js';
+import { quantityValue } from './quantity.js';
 
 /** The pod template (pod-template.ts) a member pod is on. */
 export interface TemplateOnPod {
@@ -56,20 +57,6 @@ function carries(observed: unknown, rendered: unknown, same: Same): boolean {
   if (typeof rendered !== 'object') return same(observed, rendered);
   const fields = (observed !== null && typeof observed === 'object' ? observed : {}) as Record<string, unknown>;
   return Object.entries(rendered).every(([k, v]) => carries(fields[k], v, same));
-}
-
-const SUFFIXES: Record<string, number> = {
-  '': 1, n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
-
-/** A Kubernetes quantity's value ("512Mi", "0.5", "1e3"), or undefined when it is not one. */
-function quantityValue(q: string): number | undefined {
-  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+)|([A-Za-z]*))$/.exec(q);
-  if (!m) return undefined;
-  if (m[2] !== undefined) return Number(m[1]) * 10 ** Number(m[2]);
-  const factor = SUFFIXES[m[3] ?? ''];
-  return factor === undefined ? undefined : Number(m[1]) * factor;
 }
 
 /** The API server writes quantities in its canonical form ("1000m" reads "1", "1024Mi" reads "1Gi"): their values are compared. */

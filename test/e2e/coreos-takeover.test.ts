@@ -19,7 +19,8 @@ const lives = (pods: V1Pod[]): Record<string, string> =>
   Object.fromEntries(pods.map((p) => [p.metadata?.name ?? '', `${p.metadata?.uid ?? ''}/${p.status?.containerStatuses?.[0]?.restartCount ?? -1}`]));
 
 test('CoreOS clusters are taken over in place once its operator is stopped: nothing restarted, 0 writes lost, then scaled 3 → 5 and upgraded; one with a scale left unfinished is left alone, saying why', async (t) => {
-  const bed = await testbed(t, 'takeover');
+  // The CoreOS operator and its members run as root.
+  const bed = await testbed(t, 'takeover', 'privileged');
   const coreos = await deployCoreOSOperator(t, bed);
   const { images } = coreos;
   const spec = { size: 3, version: '3.5.35', repository: images.etcdRepository, pod: { busyboxImage: images.busyboxImage } };
@@ -34,7 +35,7 @@ test('CoreOS clusters are taken over in place once its operator is stopped: noth
   for (const c of clusters) await eventually(`3 CoreOS members of ${c} Ready`, 300_000, () => running(c));
   const endpoint = await bed.clientEndpoint('kept');
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'w-');
+  const load = startWriteLoad(endpoint, 'w-', { checkedAs: `${bed.namespace}-kept` });
   bed.after(() => load.stop());
   const before = lives(await bed.pods('kept'));
 

@@ -118,7 +118,7 @@ for (const [loss, inflict] of Object.entries(LOSSES)) {
     const bed = await testbed(t, 'emptied');
     const operator = startOperator(t, bed.namespace);
     const name = 'emptied';
-    const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 180_000);
+    const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 180_000, { recorded: true });
     const victim = members.find((m) => m !== leader) ?? '';
     await new Promise((r) => setTimeout(r, 3000));
     await inflict(bed, victim);

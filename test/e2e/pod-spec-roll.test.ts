@@ -16,7 +16,7 @@ test('spec.pod changes reach every member: resources roll them one at a time on 
   const bed = await testbed(t, 'podroll');
   const operator = startOperator(t, bed.namespace);
   const name = 'rolled';
-  const { members, load } = await loadedCluster(bed, name, { size: 3, pod: { ...ON_VOLUMES, resources: { requests: { cpu: '50m', memory: '64Mi' } } } }, 240_000);
+  const { members, load } = await loadedCluster(bed, name, { size: 3, pod: { ...ON_VOLUMES, resources: { requests: { cpu: '50m', memory: '64Mi' } } } }, 240_000, { recorded: true });
   const before = uids(await bed.pods(name));
 
   // Resources, in forms the API server normalises: the roll must end, not go on for ever.
@@ -63,5 +63,40 @@ test('spec.pod changes reach every member: resources roll them one at a time on 
   assert.deepEqual(uids(unlabelled), settled, 'still no pod made anew');
   assert.equal(unlabelled.find((p) => p.metadata?.name === first)?.metadata?.labels?.['by-hand'], 'yes', 'a label put by hand is not the operator\'s to remove');
   assert.ok(unlabelled.every((p) => p.metadata?.labels?.['etcd_cluster'] === name), 'the operator\'s own labels stay');
+  operator.succeeded();
+});
+
+test('members running as root, on volumes, roll onto "restricted" pods, each replaced by a member on a new volume, under writes; the namespace then enforces the standard and a member made anew is admitted', async (t) => {
+  const bed = await testbed(t, 'podsec', 'privileged');
+  const operator = startOperator(t, bed.namespace);
+  const name = 'rooted';
+  // As the pods of earlier operator versions (and the CoreOS operator's) ran: etcd as root, its data root's.
+  const { members, load } = await loadedCluster(bed, name, { size: 3, pod: { ...ON_VOLUMES, securityContext: { runAsUser: 0 } } }, 240_000, { recorded: true });
+  const rootPods = await bed.pods(name);
+  assert.ok(rootPods.every((p) => p.spec?.securityContext?.runAsUser === 0 && p.spec.securityContext.runAsNonRoot === false), 'the members start as root');
+
+  const started = Date.now();
+  await bed.transport.call('PATCH', `${bed.path}/${name}`, { spec: { pod: { securityContext: null } } }, 'application/merge-patch+json');
+  const rolled = await eventually('every member on a non-root pod', 300_000, async () => {
+    const pods = await bed.pods(name);
+    const nonRoot = pods.length === 3 && pods.every((p) => p.spec?.securityContext?.runAsUser === 65532 && p.spec.securityContext.runAsNonRoot === true);
+    return nonRoot && (await bed.settledMembers(name, 3)) ? pods : undefined;
+  });
+  t.diagnostic(`3 root members rolled onto non-root pods in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  // Not restarted on the data root wrote, which a volume that ignores fsGroup would keep from the new user: replaced.
+  const now = rolled.map((p) => p.metadata?.name ?? '').sort();
+  assert.deepEqual(now.filter((n) => members.includes(n)), [], 'every root member was replaced');
+  checkLoad(t, 'rolled from root', await load.finish());
+
+  // Now the namespace refuses any pod that breaks "restricted": a member pod made anew must pass it.
+  kubectl(['label', 'namespace', bed.namespace, 'pod-security.kubernetes.io/enforce=restricted', '--overwrite']);
+  const [victim = ''] = now;
+  const victimUid = rolled.find((p) => p.metadata?.name === victim)?.metadata?.uid;
+  await bed.core.deleteNamespacedPod({ name: victim, namespace: bed.namespace });
+  await eventually('the deleted member back under "restricted"', 180_000, async () => {
+    const pods = await bed.pods(name);
+    const back = pods.find((p) => p.metadata?.name === victim && p.metadata.uid !== victimUid);
+    return back && (await bed.settledMembers(name, 3)) ? back : undefined;
+  });
   operator.succeeded();
 });

@@ -31,7 +31,7 @@ test('a move that spreads the members, refused by etcd for now (a member back fo
   t.after(async () => { await kubectlAsync(['uncordon', free], 60_000); });
   // Three members on the two other nodes: two of them share one.
   await kubectlAsync(['cordon', free], 60_000);
-  const { load, leader } = await loadedCluster(bed, name, { size: 3 }, 240_000);
+  const { load, leader } = await loadedCluster(bed, name, { size: 3 }, 240_000, { recorded: true });
   const follower = (await bed.pods(name)).find((p) => p.metadata?.name !== leader)?.metadata?.name ?? '';
   assert.ok(follower, 'a follower');
   // A follower crashes and the node is freed at once: the operator's first move finds the leader without, or

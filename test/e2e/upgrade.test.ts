@@ -23,14 +23,14 @@ const rolledTo = (bed: Testbed, name: string, size: number, version: string) => 
 
 const refusal = (c: EtcdCluster) => c.status?.conditions?.find((x) => x.type === 'UpgradeRefused');
 
-test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5 under write load; a too-early minor upgrade and a downgrade are refused, touching nothing', async (t) => {
+test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5, then down to 3.5.35 through etcd\'s downgrade API and back, under write load; a too-early minor upgrade is refused, touching nothing', async (t) => {
   const bed = await testbed(t, 'upgrade');
   const operator = startOperator(t, bed.namespace);
   await bed.create('up', { size: 3, version: '3.5.17', pod: ON_VOLUMES });
   await eventually('3 members on 3.5.17', 120_000, rolledTo(bed, 'up', 3, '3.5.17'));
   const endpoint = await bed.clientEndpoint('up');
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'load-');
+  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-up` });
 
   // etcd asks for 3.5.32+ before 3.6: refused with a condition and an event, and no pod touched.
   const uidsBefore = (await bed.pods('up')).map((p) => p.metadata?.uid).sort();
@@ -62,13 +62,21 @@ test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5 under write load; 
   checkLoad(t, 'upgrades on volumes', report);
   assert.deepEqual((await bed.pods('up')).map((p) => p.metadata?.name).sort(), namesBefore, 'the same members, restarted on their data');
 
+  // One minor down through etcd's downgrade API, and back up, under writes: the same members on their data.
+  const again = startWriteLoad(endpoint, 'down-', { checkedAs: `${bed.namespace}-down` });
+  started = Date.now();
   await bed.patchSpec('up', { version: '3.5.35' });
-  const downgrade = await eventually('the downgrade refused', 30_000, async () => {
-    const c = await bed.get('up');
-    return refusal(c)?.reason === 'Downgrade' ? c : undefined;
-  });
-  assert.equal(downgrade.status?.currentVersion, '3.6.5');
-  assert.ok((await bed.pods('up')).every((p) => versionOf(p) === '3.6.5'), 'every member still on 3.6.5');
+  const downgraded = await eventually('3 members down on 3.5.35', 300_000, rolledTo(bed, 'up', 3, '3.5.35'));
+  const downMs = Date.now() - started;
+  assert.equal(refusal(downgraded)?.status, 'False');
+  started = Date.now();
+  await bed.patchSpec('up', { version: '3.6.5' });
+  await eventually('3 members back on 3.6.5', 300_000, rolledTo(bed, 'up', 3, '3.6.5'));
+  t.diagnostic(`minor downgrade 3.6.5→3.5.35 took ${downMs} ms, back up to 3.6.5 ${Date.now() - started} ms`);
+  checkLoad(t, 'downgrade and back on volumes', await again.finish());
+  assert.deepEqual((await bed.pods('up')).map((p) => p.metadata?.name).sort(), namesBefore, 'the same members throughout');
+  const told = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'EnableDowngrade');
+  assert.ok(told.length >= 1 && told.every((e) => e.type === 'Normal'), 'an Event says etcd was asked to downgrade');
   operator.succeeded();
 });
 
@@ -80,7 +88,7 @@ test('rolling upgrade without volumes replaces each member, adding its successor
   const original = (await bed.pods('surge')).map((p) => p.metadata?.name ?? '');
   const endpoint = await bed.clientEndpoint('surge');
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'load-');
+  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-surge` });
   const started = Date.now();
   await bed.patchSpec('surge', { version: '3.6.5' });
   await eventually('3 members on 3.6.5', 300_000, rolledTo(bed, 'surge', 3, '3.6.5'));

@@ -123,6 +123,38 @@ test('TLS cannot be switched on, off or between static and auto, nor volumes add
   assert.equal(await patch('plain', { size: 3 }), undefined, 'other changes pass');
 });
 
+test('a volume\'s storage request may grow but not shrink below what the claims hold, and the version moves one minor at a time, up or down, on an existing EtcdCluster', async (t) => {
+  const transport = new ApiTransport(adminKubeConfig());
+  t.after(() => { transport.agent.destroy(); });
+  await ensureCrd(transport, etcdClusterCrd());
+  const namespace = await testNamespace(t, 'daytwo');
+  const volume = (storage: string): unknown => ({ persistentVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
+  await transport.call('POST', collection(namespace), manifest('grown', { size: 1, version: '3.5.35', pod: volume('1Gi') }));
+  const patch = (spec: unknown): Promise<unknown> =>
+    transport.call('PATCH', `${collection(namespace)}/grown`, { spec }, 'application/merge-patch+json').then(() => undefined, (e: unknown) => e);
+  assert.equal(await patch({ pod: volume('2Gi') }), undefined, 'a larger request passes');
+  assert.equal(await patch({ pod: volume('2048Mi') }), undefined, 'the same size written otherwise passes');
+  const shrink = await patch({ pod: volume('1536Mi') });
+  assert.ok(shrink instanceof ApiError, 'a smaller request was accepted');
+  assert.match(shrink.message, /spec\.pod\.persistentVolumeClaimSpec\.resources\.requests\.storage: Invalid value: the storage request cannot go below 2048Mi, what the members' claims hold/);
+  // A raise the StorageClass refused left the claims at 1Gi (status says so): taking it back is no shrink of theirs.
+  await transport.call('PATCH', `${collection(namespace)}/grown/status`, { status: { claimedStorage: '1Gi' } }, 'application/merge-patch+json');
+  const below = await patch({ pod: volume('512Mi') });
+  assert.ok(below instanceof ApiError, 'a request below the claims was accepted');
+  assert.match(below.message, /status\.claimedStorage/);
+  assert.equal(await patch({ pod: volume('1024Mi') }), undefined, 'back to the size the claims hold');
+  assert.equal(await patch({ version: '3.6.5' }), undefined, 'one minor up');
+  assert.equal(await patch({ version: '3.5.35' }), undefined, 'one minor down');
+  const notAVersion = await patch({ version: 'latest' });
+  assert.ok(notAVersion instanceof ApiError, 'latest was accepted');
+  assert.doesNotMatch(notAVersion.message, /type conversion error/, 'refused by the pattern alone, without an internal-looking error');
+  for (const version of ['3.7.0', '4.0.0']) {
+    const jump = await patch({ version });
+    assert.ok(jump instanceof ApiError, `3.5.35 → ${version} was accepted`);
+    assert.match(jump.message, new RegExp(`etcd cannot go from 3\\.5\\.35 to ${version.replace(/\./g, '\\.')}: it changes one minor version at a time`));
+  }
+});
+
 test('EtcdCluster has the scale subresource and printer columns', async (t) => {
   const transport = new ApiTransport(adminKubeConfig());
   t.after(() => { transport.agent.destroy(); });

@@ -6,6 +6,7 @@ import { allCrds } from '../../src/api/crds.js';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec, EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { adminKubeConfig, lab, testNamespace } from './lab.js';
+import type { PodSecurityLevel } from './lab.js';
 import { ensureCrd } from './test-crd.js';
 
 export interface Testbed {
@@ -29,14 +30,18 @@ export interface Testbed {
   after(fn: () => unknown): void;
 }
 
-/** The CRDs installed, a namespace of the test's own, and clients; the operator is started by each test. */
-export async function testbed(t: TestContext, prefix: string): Promise<Testbed> {
+/**
+ * The CRDs installed, a namespace of the test's own, and clients; the operator is started by each test. The
+ * namespace enforces the "restricted" Pod Security Standard unless a test says otherwise (one that runs pods the
+ * operator did not make, or root members on purpose): every pod the operator makes must pass it.
+ */
+export async function testbed(t: TestContext, prefix: string, podSecurity: PodSecurityLevel = 'restricted'): Promise<Testbed> {
   const kc = adminKubeConfig();
   const transport = new ApiTransport(kc);
   t.after(() => { transport.agent.destroy(); });
   // The operator watches all three kinds: it serves nothing until every CRD is there.
   for (const crd of allCrds()) await ensureCrd(transport, crd);
-  const namespace = await testNamespace(t, prefix);
+  const namespace = await testNamespace(t, prefix, podSecurity);
   const core = kc.makeApiClient(CoreV1Api);
   const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`;
   return {

@@ -34,6 +34,10 @@ export interface LabFacts {
   hostIP: string;
   /** The default StorageClass: node-local volumes from rancher's local-path-provisioner. */
   storageClass: string;
+  /** A StorageClass whose volumes grow online (lab/csi: XFS image files on the node's disk): through expandableStorageClass. */
+  expandableStorageClass: string;
+  /** The external-resizer binary, the last CSI sidecar built (behind the lab on a first build). */
+  csiResizer: string;
   nodes: LabNode[];
   /** The MinIO server binary, for S3 backups: through labTool, as it may still be building. */
   minio: string;
@@ -48,9 +52,24 @@ export interface LabFacts {
   coreos?: string;
   /** The Kubernetes API server's own etcd (client URL on the host): real Kubernetes data, for the codec bench. */
   apiserverEtcd: string;
+  /**
+   * The linearizability checker of recorded histories (lab/checker), under a hash of its sources: through labTool,
+   * as it may still be building. Absent from the facts of a lab started by an older checkout.
+   */
+  checker?: string;
 }
 
 const labHome = process.env.ETCD_OPERATOR_LAB_HOME ?? '/var/lib/etcd-operator-lab';
+
+/** A path in a node's directory in the lab home (lab/node.sh, node_dir), which the host shares with the node. */
+const nodeDir = (node: string, ...path: string[]): string => join(labHome, 'nodes', node, ...path);
+
+/** A directory on a node's own disk (its volumes' file system). */
+export const nodeDiskDir = (node: string, ...path: string[]): string => nodeDir(node, 'disk', ...path);
+
+/** Where kubelet mounts a pod's CSI volume on its node (the lab's nodes share the host's mounts, so a test can statfs it). */
+export const csiVolumeMount = (node: string, podUid: string, volume: string): string =>
+  nodeDir(node, 'kubelet', 'pods', podUid, 'volumes', 'kubernetes.io~csi', volume, 'mount');
 
 let facts: LabFacts | undefined;
 
@@ -68,12 +87,12 @@ export function lab(): LabFacts {
 }
 
 /**
- * The path of a tool that a first `lab up` builds behind the lab (MinIO, Helm, the CoreOS test bed's facts), once
- * it is there: waits while its build is under way (a cold build takes minutes), fails at once if the build failed
- * or none is running.
+ * The path of a tool that a first `lab up` builds behind the lab (MinIO, Helm, the CoreOS test bed's facts, the
+ * checker), once it is there: waits while its build is under way (a cold build takes minutes), fails at once if
+ * the build failed or none is running.
  */
-export async function labTool(tool: 'minio' | 'helm' | 'coreos'): Promise<string> {
-  const path = tool === 'coreos' ? coreosFacts() : lab()[tool];
+export async function labTool(tool: 'minio' | 'helm' | 'coreos' | 'csiResizer' | 'checker'): Promise<string> {
+  const path = tool === 'coreos' ? coreosFacts() : tool === 'checker' ? checkerPath() : lab()[tool];
   const deadline = Date.now() + 40 * 60_000;
   for (;;) {
     if (existsSync(path)) return path;
@@ -84,9 +103,21 @@ export async function labTool(tool: 'minio' | 'helm' | 'coreos'): Promise<string
   }
 }
 
-/** Where lab/build/coreos-operator.sh writes its facts: named by lab.json, else in the cache as common.sh places it. */
-const coreosFacts = (): string =>
-  lab().coreos ?? join(process.env.ETCD_OPERATOR_CACHE ?? join(homedir(), '.cache/etcd-operator-lab'), 'coreos-operator/images.json');
+/** The checker lab.json names (lab/build/common.sh, checker_bin): `lab/lab.sh up` writes it into the facts of a lab started without. */
+const checkerPath = (): string => {
+  const path = lab().checker;
+  if (path === undefined) throw new Error('the lab\'s facts name no checker (written by an older checkout): lab/lab.sh up writes them again');
+  return path;
+};
+
+/** The lab's build cache, as common.sh places it. */
+const labCache = (): string => process.env.ETCD_OPERATOR_CACHE ?? join(homedir(), '.cache/etcd-operator-lab');
+
+/** Where lab/build/coreos-operator.sh writes its facts: named by lab.json, else in the cache. */
+const coreosFacts = (): string => lab().coreos ?? join(labCache(), 'coreos-operator/images.json');
+
+/** The etcd server binary of a version the lab builds (lab/build/etcd.sh), for tests that run etcd outside Kubernetes. */
+export const etcdBinary = (version: string): string => join(labCache(), 'etcd', `v${version}`, 'etcd');
 
 /** The images of the CoreOS operator's test bed (lab/build/coreos-operator.sh). */
 export interface CoreOSImages {
@@ -108,6 +139,16 @@ export async function coreosImages(): Promise<CoreOSImages> {
   const path = await labTool('coreos');
   await labCommand(['import-images']);
   return JSON.parse(readFileSync(path, 'utf8')) as CoreOSImages;
+}
+
+/**
+ * The StorageClass whose volumes grow online, once its CSI parts run: its sidecars build behind a first `lab up`
+ * (waited for like labTool), then `lab.sh expandable` starts them on every node (idempotent).
+ */
+export async function expandableStorageClass(): Promise<string> {
+  await labTool('csiResizer');
+  await labCommand(['expandable']);
+  return lab().expandableStorageClass;
 }
 
 const alive = (pid: number): boolean => {
@@ -136,11 +177,18 @@ export function adminKubeConfig(): KubeConfig {
   return kc;
 }
 
-/** A namespace of the test's own, deleted (with all it holds) when the test ends. */
-export async function testNamespace(t: TestContext, prefix = 'test'): Promise<string> {
+/** The Pod Security Standard a namespace enforces (its pod-security.kubernetes.io/enforce label). */
+export type PodSecurityLevel = 'privileged' | 'baseline' | 'restricted';
+
+/**
+ * A namespace of the test's own, deleted (with all it holds) when the test ends. It enforces `podSecurity`
+ * through the API server's PodSecurity admission: a pod that breaks the standard is refused.
+ */
+export async function testNamespace(t: TestContext, prefix = 'test', podSecurity: PodSecurityLevel = 'privileged'): Promise<string> {
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await core.createNamespace({ body: { metadata: { name, labels: { 'etcd-operator.test/owned': 'true' } } } });
+  const labels = { 'etcd-operator.test/owned': 'true', 'pod-security.kubernetes.io/enforce': podSecurity };
+  await core.createNamespace({ body: { metadata: { name, labels } } });
   t.after(async () => {
     await core.deleteNamespace({ name, body: { gracePeriodSeconds: 0 } });
   });

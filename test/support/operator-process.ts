@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { eventually, lab } from './lab.js';
@@ -60,16 +62,25 @@ export function startOperator(t: TestContext, namespace: string, extraArgs: stri
   let through = false;
   t.after(async () => {
     if (!through) t.diagnostic(operator.logs.slice(-40).join('\n'));
+    // Kept whole, for a failure whose cause is further back than the diagnostics' last lines.
+    const dir = process.env['OPERATOR_LOG_DIR'];
+    if (dir) {
+      mkdirSync(dir, { recursive: true });
+      appendFileSync(join(dir, `${namespace}.log`), `${operator.logs.join('\n')}\n`);
+    }
     await operator.stop();
   });
   return { ...operator, succeeded: () => { through = true; } };
 }
 
-/** When (ms since the epoch) an operator logged each of its lines with this message. */
-export const loggedAt = (lines: string[], msg: string): number[] => lines.flatMap((line) => {
+/** What a test reads of an operator's log line. */
+export interface LogEntry { msg?: string; time?: string; key?: string; action?: { type?: string; reason?: string } }
+
+/** When (ms since the epoch) an operator logged each of its lines with this message (and, if given, that `where` holds of). */
+export const loggedAt = (lines: string[], msg: string, where: (entry: LogEntry) => boolean = () => true): number[] => lines.flatMap((line) => {
   try {
-    const entry = JSON.parse(line) as { msg?: string; time?: string };
-    return entry.msg === msg && entry.time ? [Date.parse(entry.time)] : [];
+    const entry = JSON.parse(line) as LogEntry;
+    return entry.msg === msg && entry.time && where(entry) ? [Date.parse(entry.time)] : [];
   } catch {
     return [];
   }

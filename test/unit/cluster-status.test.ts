@@ -23,7 +23,7 @@ const state = (o: Partial<ClusterState> = {}): ClusterState => ({
 const NOW = '2026-11-22T00:00:00Z';
 /** What members report: one status per version given, named a, b, c… */
 const reports = (versions: string[]): Map<string, EtcdStatus> => new Map(versions.map((version, i) => [String.fromCharCode(97 + i), {
-  memberId: `id${i}`, leaderId: 'id0', raftIndex: 9, raftTerm: 2, revision: 5, dbSize: 100, dbSizeInUse: 50, version, isLearner: false, errors: [],
+  memberId: `id${i}`, leaderId: 'id0', raftIndex: 9, raftTerm: 2, revision: 5, dbSize: 100, dbSizeInUse: 50, version, isLearner: false, errors: [], storageVersion: '', downgradeTarget: '',
 }]));
 const cond = (s: ReturnType<typeof clusterStatus>, type: string): string | undefined => s.conditions?.find((c) => c.type === type)?.status;
 
@@ -111,7 +111,7 @@ test('pod views: readiness, terminating, the bootstrap a pod came from and its v
       containerStatuses: [{ name: 'etcd', image: 'etcd', imageID: '', ready: false, restartCount: 0, state: { running: {} } }],
     },
   });
-  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false, dataLost: false, specGeneration: 2 });
+  assert.deepEqual(view, { name: 'p', phase: 'Running', ready: false, terminating: true, bootstrapMembers: ['p', 'q'], version: '3.6.5', config: 'abc', forced: false, dataLost: false, specGeneration: 2, runAsUser: 0 });
   assert.equal(podView({ metadata: { name: 'p' }, status: { phase: 'Pending' } }).neverRan, true, 'a pod whose etcd has no status yet never ran');
 });
 
@@ -128,7 +128,7 @@ test('status tells what is observed: members that do not answer are not "all rea
   const pulling = clusterStatus(cluster(), state({ pods: pending.pods.map((p) => (p.name === 'a' ? { ...p, trouble } : p)) }), { type: 'Wait', awaiting: 'MembersAnswering', members: [], reason: 'x' }, new Map(), NOW);
   assert.deepEqual(pick(pulling.conditions?.find((c) => c.type === 'Degraded')), { status: 'True', ...trouble });
   const refused = clusterStatus(cluster(), state(), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 4' }, new Map(), NOW,
-    { reason: 'Refused', message: 'creating pod x: 403 Forbidden' });
+    { refusal: { reason: 'Refused', message: 'creating pod x: 403 Forbidden' } });
   assert.deepEqual(pick(refused.conditions?.find((c) => c.type === 'Degraded')), { status: 'True', reason: 'Refused', message: 'creating pod x: 403 Forbidden' });
   const ready = clusterStatus(cluster(), state(), { type: 'Steady' }, new Map(), NOW);
   assert.deepEqual(pick(ready.conditions?.find((c) => c.type === 'Degraded')), { status: 'False', reason: 'AllMembersReady', message: 'all 3 members ready' });
@@ -237,6 +237,10 @@ test('while members roll onto a changed spec.pod, the phase is Upgrading and Pro
   const pods = state().pods.map((p) => ({ ...p, version: p.name === 'a' ? '3.5.35' : '3.5.17' }));
   const upgrade = clusterStatus(cluster(), state({ targetVersion: '3.5.35', pods }), { ...restart, reason: 'upgrading b to 3.5.35: restarting it on its data' }, new Map(), NOW);
   assert.deepEqual(progressing(upgrade), ['True', 'Upgrading', 'members rolled 1 of 3; upgrading b to 3.5.35: restarting it on its data']);
+  // A minor downgrade is told as one.
+  const down = state().pods.map((p) => ({ ...p, version: p.name === 'a' ? '3.5.35' : '3.6.5' }));
+  const downgrade = clusterStatus(cluster(), state({ targetVersion: '3.5.35', pods: down }), { ...restart, reason: 'downgrading b to 3.5.35: restarting it on its data' }, new Map(), NOW);
+  assert.deepEqual(progressing(downgrade), ['True', 'Downgrading', 'members rolled 1 of 3; downgrading b to 3.5.35: restarting it on its data']);
 });
 
 test('a patch of pod labels and annotations restarts nothing: Progressing while it is made, but the cluster is Running, not Recovering (issue 33)', () => {

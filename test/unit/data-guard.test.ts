@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dataGuardCommand } from '../../src/cli/data-guard.js';
@@ -34,4 +36,26 @@ test('the data guard removes a restore\'s snapshot left beside the data, and onl
   writeFileSync(join(data, 'member', 'wal', '0000000000000000-0000000000000000.wal'), 'x');
   assert.equal(dataGuardCommand([`--data-dir=${data}`, `--marker=${marker}`, `--leftover=${leftover}`]), 0);
   assert.equal(existsSync(leftover), false, 'with the data in place, the snapshot is gone from the volume');
+});
+
+test('data another user owns, on a volume that did not apply the pod\'s fsGroup, is told as such (exit 5), never judged lost (exit 3)', (t) => {
+  // The guard must run as a user other than the data's owner: a child process as the pods' non-root user.
+  if (process.getuid?.() !== 0) throw new Error('this test switches user: run it as root, as npm test does');
+  const root = mkdtempSync(join(tmpdir(), 'data-guard-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  chmodSync(root, 0o755);
+  const [data, marker] = [join(root, 'data'), join(root, 'scratch', 'started')];
+  mkdirSync(join(data, 'member', 'wal'), { recursive: true, mode: 0o700 });
+  writeFileSync(join(data, 'member', 'wal', '0000000000000000-0000000000000000.wal'), 'x');
+  chmodSync(data, 0o700);
+  const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const run = spawnSync(process.execPath, [main, 'data-guard', `--data-dir=${data}`, `--marker=${marker}`, '--expect-data'], { uid: 65532, gid: 65532, encoding: 'utf8' });
+  assert.equal(run.status, 5, run.stderr);
+  assert.match(run.stderr, /not usable by user 65532.*fsGroup/);
+  assert.equal(existsSync(marker), false);
+  // The top directory given to the user but not what is under it (a chown without -R): still not usable, never "lost".
+  chownSync(data, 65532, 65532);
+  const half = spawnSync(process.execPath, [main, 'data-guard', `--data-dir=${data}`, `--marker=${marker}`, '--expect-data'], { uid: 65532, gid: 65532, encoding: 'utf8' });
+  assert.equal(half.status, 5, half.stderr);
+  assert.match(half.stderr, /member: EACCES/);
 });

@@ -285,3 +285,19 @@ test('a spec\'s ClusterDomain "" is unset (the CoreOS operator writes its Go zer
   assert.equal(clusterAddress('ex', 'ns', { size: 3, pod: { ClusterDomain: '' } }, 'cluster.local').domain, 'cluster.local');
   assert.equal(clusterAddress('ex', 'ns', { size: 3, pod: { ClusterDomain: 'corp.example' } }, 'cluster.local').domain, 'corp.example');
 });
+
+test('member pods pass the "restricted" Pod Security Standard: every container, guard and restore steps too; the user\'s security context wins, root only when asked', () => {
+  const restricted = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+  const pod = memberPod(input({ withClaim: true, expectData: true, restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
+  assert.deepEqual(pod.spec?.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+  assert.ok(pod.spec);
+  const containers = [...pod.spec.initContainers ?? [], ...pod.spec.containers];
+  assert.deepEqual(containers.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot', 'etcd']);
+  for (const c of containers) assert.deepEqual(c.securityContext, restricted, c.name);
+  assert.ok((pod.spec.volumes ?? []).every((v) => v.hostPath === undefined), 'no host paths');
+  const spec = (securityContext: object): ClusterSpec => ({ size: 3, version: '3.5.17', pod: { securityContext } });
+  const theirs = memberPod(input({ spec: spec({ runAsUser: 1000, fsGroup: 2000 }) })).spec?.securityContext;
+  assert.deepEqual([theirs?.runAsUser, theirs?.fsGroup, theirs?.runAsNonRoot, theirs?.seccompProfile?.type], [1000, 2000, true, 'RuntimeDefault']);
+  const root = memberPod(input({ spec: spec({ runAsUser: 0 }) })).spec?.securityContext;
+  assert.deepEqual([root?.runAsUser, root?.runAsNonRoot], [0, false], 'root asked for is not refused by runAsNonRoot');
+});

@@ -44,3 +44,18 @@ test('a move that came to nothing is not tried again in the same situation for t
   assert.equal(attempts.allowed('ns/x', crowded, 10 * 60_000), true);
   assert.equal(attempts.allowed('ns/y', crowded, 1), true, 'per cluster');
 });
+
+test('a move etcd refuses for now is tried again at once, but one refused for a minute in the same situation counts as tried', () => {
+  const attempts = new SpreadAttempts();
+  const crowded = spreadSituation([podOn('a'), podOn('b'), podOn('b')], ['c']);
+  attempts.refused('ns/x', crowded, 0);
+  attempts.refused('ns/x', crowded, 30_000);
+  assert.equal(attempts.allowed('ns/x', crowded, 30_001), true, 'etcd\'s 5-second "not now" is waited out by trying again');
+  attempts.refused('ns/x', crowded, 60_000);
+  assert.equal(attempts.allowed('ns/x', crowded, 60_001), false, 'refused for a minute: the cluster settles');
+  assert.equal(attempts.allowed('ns/x', crowded, 60_000 + 10 * 60_000), true);
+  const other = new SpreadAttempts();
+  other.refused('ns/x', crowded, 0);
+  other.refused('ns/x', spreadSituation([podOn('a'), podOn('b'), podOn('c')], ['d']), 60_000);
+  assert.equal(other.allowed('ns/x', crowded, 60_001), true, 'a new situation starts the minute again');
+});

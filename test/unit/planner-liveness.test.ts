@@ -74,6 +74,9 @@ function stillComing(s: ClusterState, a: Extract<Action, { type: 'Wait' }>): boo
       return each((n) => answers(s.health, n) && (s.stalledForMs[n] ?? 0) <= s.stalledAfterMs);
     case 'LeaderElection':
       return s.health.length >= quorum(votersOf(s.members).length);
+    case 'StorageDowngrade':
+      // etcd lowers the storage version of every member that answers once the downgrade is enabled.
+      return each((n) => answers(s.health, n)) && s.health.some((h) => Boolean(h.downgradeTarget));
   }
 }
 

@@ -380,10 +380,48 @@ test('a version etcd cannot move to is refused, and repairs keep the version tha
   const skipped = rolling('3.6.5');
   assert.deepEqual(plan(skipped), { type: 'UpgradeRefused', reason: 'etcd requires every member at 3.5.32 or later before upgrading to 3.6; set version 3.5.32 (or a later 3.5 patch) first' });
   assert.deepEqual(plan({ ...skipped, desiredSize: 4 }), { type: 'AddMember', learner: true, version: '3.5.17', reason: 'scaling up to 4' });
-  const downgrade = rolling('3.5.35', { pods: ['a', 'b', 'c'].map((n) => pod(n, { version: '3.6.5' })) });
-  assert.equal(plan(downgrade).type, 'UpgradeRefused');
+  const twoDown = rolling('3.4.30', { pods: ['a', 'b', 'c'].map((n) => pod(n, { version: '3.6.5' })) });
+  assert.equal(plan(twoDown).type, 'UpgradeRefused');
   const patchDown = rolling('3.5.17', { pods: ['a', 'b', 'c'].map((n) => pod(n, { version: '3.5.35' })) });
   assert.equal(plan(patchDown).type, 'AddMember', 'a patch downgrade within a minor version rolls');
+});
+
+test('a minor downgrade: etcd lowers the cluster and storage versions first (nothing restarts meanwhile, repairs keep the newer release), then members roll one at a time', () => {
+  const on36 = (o: Partial<ClusterState> = {}): ClusterState => rolling('3.5.35', {
+    claims: ['a', 'b', 'c'], pods: ['a', 'b', 'c'].map((n) => pod(n, { version: '3.6.5' })),
+    health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a', storageVersion: '3.6.0' })), ...o,
+  });
+  assert.deepEqual(plan(on36()), { type: 'EnableDowngrade', to: '3.5', reason: 'downgrading to 3.5.35: etcd lowers the cluster version and each member\'s storage version to 3.5 first' });
+  // Right after an upgrade the data still reads 3.5 while the leader is about to raise the cluster version: no warrant.
+  const justUpgraded = on36({ health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a', storageVersion: '3.5.0' })) });
+  assert.equal(plan(justUpgraded).type, 'EnableDowngrade');
+  const enabled = (storage: Record<string, string>): ClusterState => on36({
+    health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a', storageVersion: storage[n] ?? '3.6.0', downgradeTarget: '3.5.0' })),
+  });
+  assert.deepEqual(plan(enabled({ a: '3.5.0' })), { type: 'Wait', awaiting: 'StorageDowngrade', members: ['b', 'c'], reason: 'waiting for the storage version of b, c to go down to 3.5 before any member runs 3.5.35' });
+  const podGone = { ...enabled({ a: '3.5.0' }), pods: [pod('a', { version: '3.6.5' }), pod('c', { version: '3.6.5' })] };
+  assert.deepEqual(plan(podGone), { type: 'CreatePod', member: 'b', version: '3.6.5', reason: 'pod gone; rejoining with its data' }, 'data not yet downgraded restarts on the release that wrote it');
+  const ready = enabled({ a: '3.5.0', b: '3.5.0', c: '3.5.0' });
+  assert.deepEqual(plan(ready), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'downgrading b to 3.5.35: restarting it on its data' });
+  // The member the roll stopped does not answer until its new pod runs: it gets the older release (made on the newer one, the roll would never end).
+  const stopped = { ...ready, pods: [pod('a', { version: '3.6.5' }), pod('c', { version: '3.6.5' })], health: ready.health.filter((h) => h.name !== 'b') };
+  assert.deepEqual(plan(stopped), { type: 'CreatePod', member: 'b', version: '3.5.35', reason: 'pod gone; rejoining with its data' });
+  // Once one member runs 3.5 the data stays 3.5: a member that stops answering does not hold the roll back.
+  const oneDown = on36({ pods: [pod('a', { version: '3.6.5' }), pod('b', { version: '3.5.35' }), pod('c', { version: '3.6.5' })] });
+  assert.equal((plan(oneDown) as { member?: string }).member, 'c');
+  // The spec back up to 3.6 before the downgrade went through: it is cancelled.
+  assert.deepEqual(plan({ ...enabled({}), targetVersion: '3.6.5' }), { type: 'CancelDowngrade', reason: 'the spec asks for 3.6.5 again: cancelling the downgrade to 3.5.0' });
+});
+
+test('members whose user changes (root members of earlier versions onto "restricted" pods) are replaced, not restarted on data the new user may not read; one whose data its user cannot use is replaced', () => {
+  const rooted = rolling('3.5.17', { claims: ['a', 'b', 'c'], targetTemplate: 'restricted', targetRunAsUser: 65532, pods: ['a', 'b', 'c'].map((n) => pod(n, { runAsUser: 0 })) });
+  assert.deepEqual(plan(rooted), { type: 'AddMember', learner: true, version: '3.5.17',
+    reason: 'applying the changed spec.pod to b: adding its replacement first (its data was written as another user, which not every volume lets the new one read: a new member on a new volume takes its place)' });
+  const sameUser = { ...rooted, pods: ['a', 'b', 'c'].map((n) => pod(n, { runAsUser: 65532 })) };
+  assert.deepEqual(plan(sameUser), { type: 'DeletePod', member: 'b', deleteClaim: false, reason: 'applying the changed spec.pod to b: restarting it on its data' });
+  const unusable = healthy(['a', 'b', 'c'], { claims: ['a', 'b', 'c'], silentForMs: { b: 120_000 }, health: ['a', 'c'].map((n) => health(n, { isLeader: n === 'a' })),
+    pods: [pod('a'), pod('b', { ready: false, dataNotOurs: true }), pod('c')] });
+  assert.deepEqual(plan(unusable), { type: 'RemoveMember', memberId: 'id-b', member: 'b', reason: 'answered nothing for 120 s: its user cannot use its data on this volume; replacing it with a member on a new volume' });
 });
 
 test('a new cluster starts on the target version', () => {

@@ -115,7 +115,7 @@ test('a pod of an earlier version made from an older generation is on the spec\'
   etcd.env = [{ name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } }, { name: 'ETCD_SNAPSHOT_COUNT', value: '5000' }];
   pod.spec.tolerations = [...pod.spec.tolerations ?? [], { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }];
   pod.spec.priorityClassName = 'cluster-default';
-  pod.spec.securityContext = { runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } };
+  pod.spec.securityContext = Object.assign({}, pod.spec.securityContext, { seLinuxOptions: { level: 's0:c123,c456' } });
   assert.equal(judged(pod, spec, 3), target);
 });
 
@@ -130,10 +130,18 @@ test('a pod of an earlier version made from an older generation is not on the sp
     'a toleration added': after({ tolerations: [{ key: 'dedicated', operator: 'Exists' }] }),
     'a node selector changed': after({ nodeSelector: { disk: 'nvme' } }),
     'a priority class set': after({ priorityClassName: 'high' }),
-    'a security context set': after({ securityContext: { runAsNonRoot: true } }),
+    'a security context set': after({ securityContext: { runAsUser: 1000 } }),
     'an affinity set': after({ affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'a', operator: 'Exists' }] } }] } } }),
     'the spread made a rule': after({ spread: 'Required' }),
   })) assert.equal(judged(pod, spec, 3), '', what);
+});
+
+test('a pod of an earlier version, which ran etcd as root (no security context), is not on the "restricted" template: it rolls', () => {
+  const spec = { ...BASE, pod: { nodeSelector: { disk: 'ssd' } } };
+  const root = earlier(spec);
+  assert.ok(root.spec);
+  delete root.spec.securityContext;
+  assert.equal(judged(root, spec, 3), '');
 });
 
 test('what cannot be read back is not judged: a pod made before spread constraints existed, and a value removed from the spec before the upgrade', () => {
@@ -151,7 +159,7 @@ function observed(pods: V1Pod[]): Observed {
   return {
     pods, nodes: new Map(), claims: names, strandedClaims: [], claimMarks: { neverRan: [], started: names, setAside: [] }, retained: [], alarms: [],
     members: names.map((n) => ({ id: `id-${n}`, name: n, peerURLs: [peerUrl(address, n)], clientURLs: [], isLearner: false })),
-    statuses: new Map(names.map((n) => [n, { memberId: `id-${n}`, leaderId: `id-${names[0] ?? ''}`, raftIndex: 10, raftTerm: 2, revision: 5, dbSize: 100, dbSizeInUse: 90, version: '3.5.17', isLearner: false, errors: [] }])),
+    statuses: new Map(names.map((n) => [n, { memberId: `id-${n}`, leaderId: `id-${names[0] ?? ''}`, raftIndex: 10, raftTerm: 2, revision: 5, dbSize: 100, dbSizeInUse: 90, version: '3.5.17', isLearner: false, errors: [], storageVersion: '', downgradeTarget: '' }])),
   };
 }
 function running(pod: V1Pod): V1Pod {

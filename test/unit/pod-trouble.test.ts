@@ -42,6 +42,16 @@ test('a crash loop names the container, its last exit, and the command that show
   assert.equal(podTrouble(crashing('data-guard', 3)), undefined);
 });
 
+test('data the pod\'s user cannot use (a volume that did not apply fsGroup) is ContainerFailed with the data guard\'s words', () => {
+  const msg = 'the data directory /var/etcd/data is not usable by user 65532 (EACCES): the volume did not apply the pod\'s fsGroup; make it the pod user\'s';
+  const t = podTrouble(pod({ phase: 'Pending', initContainerStatuses: [container('data-guard', {
+    restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } },
+    lastState: { terminated: { exitCode: 5, reason: 'Error', message: `${JSON.stringify({ component: 'data-guard', msg })}\n` } },
+  })] }));
+  assert.equal(t?.reason, 'ContainerFailed');
+  assert.equal(t.message, `member pod ex-1 cannot use its data: ${msg}`);
+});
+
 test('a member that crash-loops on a full disk is DiskFull, saying where its data is and what to do (issue 32, finding 14)', () => {
   // etcd 3.5's last line, as the kubelet keeps the log's tail (FallbackToLogsOnError).
   const lastWords = '{"level":"fatal","ts":"2026-11-22T10:00:00.000Z","caller":"etcdserver/raft.go:265","msg":"failed to save Raft hard state and entries",'

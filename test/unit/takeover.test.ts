@@ -51,7 +51,7 @@ test('a CoreOS cluster in a state not safe to take over is left alone, saying wh
     [coreosCluster({ pods: [coreosPod('a'), coreosPod('b')] }), /members c \(ID id-c\) have no pod.*remove them \(etcdctl member remove <id>\)/],
     [coreosCluster({ pods: [coreosPod('a'), coreosPod('b'), coreosPod('c', { phase: 'Failed', ready: false })], health: [health('a'), health('b')] }), /pods of members c \(ID id-c\) failed, and CoreOS's pods never restart/],
     [coreosCluster({ health: [health('a'), health('b')], silentForMs: { c: 61_000 } }), /members c have not answered for over 60 s/],
-    [coreosCluster({ pods: [coreosPod('a'), coreosPod('b'), coreosPod('c', { version: '3.6.5' })], targetVersion: '3.5.35' }), /members run 3\.5\.35, 3\.6\.5, and spec\.version 3\.5\.35 cannot be rolled out from them/],
+    [coreosCluster({ pods: [coreosPod('a'), coreosPod('b'), coreosPod('c', { version: '3.7.0' })], targetVersion: '3.5.35' }), /members run 3\.5\.35, 3\.7\.0, and spec\.version 3\.5\.35 cannot be rolled out from them/],
     [coreosCluster({ pods: ['a', 'b', 'c'].map((n) => coreosPod(n, { version: '3.4.27' })), targetVersion: '3.4.27' }), /etcd 3\.4\.27, older than 3\.5\.0.*upgrade them with the CoreOS operator first/],
     [coreosCluster({ claims: ['a', 'b', 'c'] }), /on volumes.*restore it under a new name/],
     [coreosCluster({ members: undefined, health: [] }), /no member of a, b, c answered/],

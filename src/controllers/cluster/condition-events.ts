@@ -10,6 +10,8 @@ const TOLD_CONDITIONS: [string, (c: Condition) => boolean, 'Normal' | 'Warning']
   ['MembersSpread', (c) => c.status === 'False', 'Warning'],
   ['UnusedFields', (c) => c.status === 'True', 'Normal'],
   ['ClaimsLeft', (c) => c.status === 'True', 'Normal'],
+  // A growth the StorageClass refuses, or one waiting for restarts, is for a person; one under way is not.
+  ['VolumeGrowth', (c) => c.reason === 'ExpansionRefused' || c.reason === 'FileSystemResizePending', 'Warning'],
 ];
 
 export interface ConditionEvent {

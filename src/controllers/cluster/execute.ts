@@ -35,8 +35,13 @@ export interface ExecutionContext {
 /** Defragmentation rewrites a whole database file; a large one takes minutes (member liveness allows as long). */
 const DEFRAGMENT_TIMEOUT_MS = WHOLE_DATABASE_PASS_SECONDS * 1000;
 
-/** etcd refusals that mean "not now" (strict reconfiguration check, learner not caught up): retry soon. */
-const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync/;
+/**
+ * etcd refusals that mean "not now": the strict reconfiguration check, a learner not caught up, and a downgrade
+ * asked for right after an upgrade, while the cluster version has not yet risen to the minor the members run
+ * (the target is then judged two minors down), or that another pass enabled already; a cancel that another pass
+ * made already, while the member asked still reported it. Retried soon, or planned no more.
+ */
+const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync|invalid downgrade target version|downgrade job in progress|no inflight downgrade job/;
 
 export interface Outcome {
   /** When to look again (ms); undefined to wait for a change. */
@@ -129,6 +134,12 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
         if (!compactedAway(err)) throw err;
       });
       return 200;
+    case 'EnableDowngrade':
+      await x.etcd.enableDowngrade(leaderEndpoint(x), action.to);
+      return 1000;
+    case 'CancelDowngrade':
+      await x.etcd.cancelDowngrade(leaderEndpoint(x));
+      return 1000;
     case 'Defragment':
       await x.etcd.defragment(clientUrl(x.address, action.member), DEFRAGMENT_TIMEOUT_MS);
       return 200;

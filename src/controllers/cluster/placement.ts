@@ -4,6 +4,11 @@ import { nodeState } from '../../k8s/node-state.js';
 
 /** A move that left the members as crowded as before is not tried again, in the same situation, for this long. */
 const RETRY_AFTER_MS = 10 * 60_000;
+/**
+ * etcd's "not now" to a move (a member reconnected under 5 s ago) lasts seconds; one that lasts this long says a
+ * member's link is not healthy in etcd's eyes, which adding a member cannot mend: the move counts as tried.
+ */
+const REFUSED_FOR_MS = 60_000;
 
 const tolerates = (tolerations: V1Toleration[], taint: V1Taint): boolean => tolerations.some((t) =>
   (t.key === undefined ? t.operator === 'Exists' : t.key === taint.key && (t.operator === 'Exists' || (t.value ?? '') === (taint.value ?? '')))
@@ -52,6 +57,7 @@ export function hardPlacement(spec: ClusterSpec, nodes: V1Node[]): string[] | un
  */
 export class SpreadAttempts {
   private readonly last = new Map<string, { situation: string; atMs: number }>();
+  private readonly refusedSince = new Map<string, { situation: string; sinceMs: number }>();
 
   /** Whether a move may be tried in this situation now. */
   allowed(scope: string, situation: string, nowMs: number): boolean {
@@ -61,10 +67,23 @@ export class SpreadAttempts {
 
   tried(scope: string, situation: string, nowMs: number): void {
     this.last.set(scope, { situation, atMs: nowMs });
+    this.refusedSince.delete(scope);
+  }
+
+  /**
+   * etcd refused the move for now: it is tried again at once, unless etcd has refused it in this situation for
+   * REFUSED_FOR_MS. A cluster whose optional move etcd refuses for ever would otherwise never settle (seen in a
+   * full run: a restore that never ended, retrying the move every second for minutes).
+   */
+  refused(scope: string, situation: string, nowMs: number): void {
+    const since = this.refusedSince.get(scope);
+    if (!since || since.situation !== situation) this.refusedSince.set(scope, { situation, sinceMs: nowMs });
+    else if (nowMs - since.sinceMs >= REFUSED_FOR_MS) this.tried(scope, situation, nowMs);
   }
 
   forget(scope: string): void {
     this.last.delete(scope);
+    this.refusedSince.delete(scope);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { DATA_GUARD, DATA_LOST_EXIT, DATA_VOLUME, ETCD_CONTAINER } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, DATA_NOT_OURS_EXIT, DATA_VOLUME, ETCD_CONTAINER } from '../../k8s/member-pod.js';
 
 /** Why a member pod does not run etcd, as the scheduler or its kubelet says. */
 export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'DiskFull', 'PodFailed'] as const;
@@ -68,6 +68,9 @@ function containerTrouble(p: V1Pod, c: V1ContainerStatus): PodTrouble | undefine
   const last = c.lastState?.terminated;
   // The data guard's refusal is a lost volume, which the planner acts on; not a fault to report as a crash.
   const guardRefused = c.name === DATA_GUARD && last?.exitCode === DATA_LOST_EXIT;
+  if (c.name === DATA_GUARD && refusesData(c)) {
+    return { reason: 'ContainerFailed', message: `member pod ${pod} cannot use its data: ${guardWords(last?.message ?? c.state?.terminated?.message)}` };
+  }
   if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused && DISK_FULL.test(last?.message ?? '')) return diskFull(p, c);
   if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused) {
     const exit = last ? `; last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : '';
@@ -78,6 +81,28 @@ function containerTrouble(p: V1Pod, c: V1ContainerStatus): PodTrouble | undefine
     };
   }
   return undefined;
+}
+
+/** A data guard that refuses, now, a data directory its user cannot use (see data-guard); one that passed since does not. */
+const refusesData = (guard: V1ContainerStatus): boolean => guard.state?.running === undefined && guard.state?.terminated?.exitCode !== 0
+  && [guard.state?.terminated, guard.lastState?.terminated].some((t) => t?.exitCode === DATA_NOT_OURS_EXIT);
+
+/** Its data guard refuses, now, a data directory its user cannot use: restarting it on that volume cannot help. */
+export function dataNotOurs(pod: V1Pod): boolean {
+  const guard = pod.status?.initContainerStatuses?.find((c) => c.name === DATA_GUARD);
+  return guard !== undefined && refusesData(guard);
+}
+
+/** The data guard's reason, from its log line (the termination message of FallbackToLogsOnError). */
+function guardWords(message: string | undefined): string {
+  const line = (message ?? '').trim().split('\n').pop() ?? '';
+  try {
+    const { msg } = JSON.parse(line) as { msg?: unknown };
+    if (typeof msg === 'string') return msg;
+  } catch {
+    // Not the guard's JSON line (an older image): its words as they are.
+  }
+  return line || 'see its data-guard container\'s log';
 }
 
 /**

@@ -24,6 +24,7 @@ import { clientService, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
 import { strandedClaims } from './stranded-claims.js';
+import { growClaims } from './volume-growth.js';
 import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { execute } from './execute.js';
@@ -181,17 +182,23 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         throw err;
       });
     // A move etcd refused for now (a member reconnected less than 5 s ago: "unhealthy cluster") was not made:
-    // it is tried again as soon as etcd accepts, not ten minutes later as one that came to nothing.
-    if (action.type === 'AddMember' && action.spreading && !outcome.refused) spreading.tried(key, situation, performance.now());
+    // it is tried again as soon as etcd accepts, not ten minutes later as one that came to nothing; refused for a
+    // minute, it counts as tried.
+    if (action.type === 'AddMember' && action.spreading) {
+      if (outcome.refused) spreading.refused(key, situation, performance.now());
+      else spreading.tried(key, situation, performance.now());
+    }
     if (outcome.refused !== refusals.get(key)) {
       const refusedBy = action.type === 'PatchPodMetadata' ? 'the pod changed since it was observed; patching it anew' : 'etcd refused for now; retrying until it accepts';
       if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, refusedBy);
       refusals.set(key, outcome.refused);
     }
     if (!takeoverPending) await ensureDisruptionBudget(d, address, uid, budgetMinAvailable(cluster.spec.size, (state.members ?? []).length));
+    const growing = cluster.status?.conditions?.some((c) => c.type === 'VolumeGrowth') ?? false;
+    const grown = takeoverPending ? undefined : await growClaims(d.transport, address, cluster.spec, claims.own, growing);
 
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
-      (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), refusal));
+      (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed }));
     // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.
     for (const event of conditionEvents(cluster.status, written?.status)) await d.events.record(involved, event.type, event.reason, event.message);
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;

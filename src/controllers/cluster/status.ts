@@ -16,7 +16,7 @@ function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTr
 
 const BUSY: Action['type'][] = [
   'Bootstrap', 'ResumeBootstrap', 'Adopt', 'CreatePod', 'AddMember', 'PromoteLearner', 'RemoveMember', 'MoveLeader', 'DeletePod', 'PatchPodMetadata', 'DeleteClaim', 'SetClaimAside', 'Wait',
-  'Compact', 'Defragment', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
+  'Compact', 'Defragment', 'EnableDowngrade', 'CancelDowngrade', 'DisarmAlarms', 'StartRebuild', 'ClearedForRebuild', 'StartSurvivorRecovery', 'RestartSurvivor',
 ];
 
 /** The refusal of a version change, while the spec asks for one etcd cannot move to. */
@@ -26,9 +26,9 @@ function upgradeCondition(s: ClusterState): Omit<Condition, 'lastTransitionTime'
   return { type: 'UpgradeRefused', status: 'False', reason: 'VersionAccepted', message: `version ${s.targetVersion} accepted` };
 }
 
-/** How far members have rolled onto the spec: a new version (Upgrading), or new settings or pod template (RollingSpec). */
+/** How far members have rolled onto the spec: a new version (Upgrading, or Downgrading a minor), or new settings or pod template (RollingSpec). */
 interface RollProgress {
-  reason: 'Upgrading' | 'RollingSpec';
+  reason: 'Upgrading' | 'Downgrading' | 'RollingSpec';
   /** Voters whose pod is as the spec makes it (version, settings, template), at most `of`. */
   rolled: number;
   /** The size the spec asks for. */
@@ -41,7 +41,8 @@ function rollProgress(s: ClusterState, r: Rollout): RollProgress | undefined {
   if ((upgrading && !r.verdict.allowed) || (!upgrading && r.reconfigure.length === 0)) return undefined;
   // A pod stopping to be made again is not rolled yet; a member added in its place is, once a voter.
   const rolled = votersOf(s.members).filter((v) => s.pods.some((p) => p.name === v.name && !p.terminating) && !r.stale.includes(v.name) && !r.reconfigure.includes(v.name));
-  return { reason: upgrading ? 'Upgrading' : 'RollingSpec', rolled: Math.min(rolled.length, s.desiredSize), of: s.desiredSize };
+  const reason = !upgrading ? 'RollingSpec' : r.verdict.allowed && r.verdict.downgradeTo ? 'Downgrading' : 'Upgrading';
+  return { reason, rolled: Math.min(rolled.length, s.desiredSize), of: s.desiredSize };
 }
 
 /** Members by where they run (a node, a zone), for the places holding at least `least` of them. */
@@ -173,9 +174,20 @@ function survivorRecord(prev: ClusterStatus | undefined, action: Action, now: st
   return record;
 }
 
+/** What a pass found beside its plan, for status: the API server's refusal of what it made, and how the claims grow to the spec's request. */
+export interface PassFindings {
+  refusal?: Refusal | undefined;
+  volumeGrowth?: Omit<Condition, 'lastTransitionTime'> | undefined;
+  /** The largest capacity a member's claim holds; undefined while unknown (a takeover, no claim bound) or without claims. */
+  claimedStorage?: string | undefined;
+}
+
 /** The status a reconcile reports: what was observed, and what it is doing about it. */
-export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string, refusal?: Refusal): ClusterStatus {
+export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Action, statuses: ReadonlyMap<string, EtcdStatus>, now: string, findings: PassFindings = {}): ClusterStatus {
+  const { refusal, volumeGrowth } = findings;
   const prev = cluster.status;
+  // Kept while a pass could not tell (a takeover not through yet, no claim bound): admission reads it to refuse a shrink.
+  const claimedStorage = findings.claimedStorage ?? prev?.claimedStorage;
   const versions = [...statuses.values()].map((x) => x.version).filter((v) => v !== '');
   // Only the two actions that decide it change it; otherwise the stored value stands, so that a plan made on a
   // lagging cache and written after a conflict can neither take it back nor bring it back.
@@ -255,6 +267,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
       condition(prev?.conditions, spreadCondition(memberPods, s.members && voters.map((v) => v.name)), now),
       ...(unused ? [condition(prev?.conditions, unused, now)] : []),
       ...(left ? [condition(prev?.conditions, left, now)] : []),
+      ...(volumeGrowth ? [condition(prev?.conditions, volumeGrowth, now)] : []),
       ...(bootstrapped && coreosPods.length > 0 ? [condition(prev?.conditions, coreosPodsCondition(coreosPods), now)] : []),
     ].map((c) => ({ ...c, observedGeneration: generation })),
     memberStatus: [...statuses].map(([name, x]) => ({
@@ -263,6 +276,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     })).sort((a, b) => a.name.localeCompare(b.name)),
     alarms: s.alarms.map((a) => ({ member: s.members?.find((m) => m.id === a.memberId)?.name ?? a.memberId, alarm: a.alarm })),
     ...(recovery ? { noSpaceRecovery: recovery } : {}),
+    ...(claimedStorage !== undefined ? { claimedStorage } : {}),
     ...(rebuild ? { rebuild } : {}),
     ...(survivor ? { survivorRecovery: survivor } : {}),
   };

@@ -4,13 +4,14 @@ import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, COREOS_MEMBER_LABEL, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION } from '../../k8s/labels.js';
-import { DATA_GUARD, DATA_LOST_EXIT, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
+import { memberPodSecurity } from '../../k8s/security.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
 import { podTemplateDigest } from '../../k8s/pod-template.js';
 import { templateOnPod } from '../../k8s/template-on-pod.js';
 import { podMetadataDigest, specMetadataDigest } from '../../k8s/pod-metadata.js';
-import { etcdNeverRan, podTrouble, unschedulable } from './pod-trouble.js';
+import { dataNotOurs, etcdNeverRan, podTrouble, unschedulable } from './pod-trouble.js';
 import { ZONE_LABEL, nodeState } from '../../k8s/node-state.js';
 import type { EtcdCluster } from '../../api/etcd-cluster.js';
 
@@ -40,11 +41,17 @@ function dataLost(pod: V1Pod): boolean {
   return [guard?.state?.terminated, guard?.lastState?.terminated].some((t) => t?.exitCode === DATA_LOST_EXIT);
 }
 
+/** The user a pod runs etcd as: its container's, else the pod's, else root (what etcd's images run as). */
+function runAsUser(pod: V1Pod): number {
+  const etcd = pod.spec?.containers.find((c) => c.name === ETCD_CONTAINER);
+  return etcd?.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser ?? 0;
+}
+
 /**
  * The pod still carries a restore's steps: once the cluster is bootstrapped, it is on settings other than the
  * spec's, and rolls like any such member (restarted on its volume, or replaced), onto a pod without them.
  */
-const restoring = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) => c.name === RESTORE_STEP) ?? false;
+export const carriesRestoreStep = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) => c.name === RESTORE_STEP) ?? false;
 
 /** What of a pod is judged against the spec: the pod template it is on, and the labels and annotations it carries. */
 type SpecOnPod = Pick<PodView, 'template' | 'templateUnrecorded' | 'metadata'>;
@@ -61,7 +68,7 @@ export function podView(pod: V1Pod, node?: V1Node): Omit<PodView, keyof SpecOnPo
     ready: isReady,
     terminating: pod.metadata?.deletionTimestamp !== undefined,
     version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
-    config: restoring(pod) ? `${RESTORE_STEP}:${pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? ''}` : pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
+    config: carriesRestoreStep(pod) ? `${RESTORE_STEP}:${pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? ''}` : pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
     dataLost: dataLost(pod),
     ...(etcdNeverRan(pod) ? { neverRan: true } : {}),
@@ -74,6 +81,8 @@ export function podView(pod: V1Pod, node?: V1Node): Omit<PodView, keyof SpecOnPo
     ...(pod.metadata?.finalizers?.length ? { finalizers: pod.metadata.finalizers } : {}),
     ...(bootstrap ? { bootstrapMembers: bootstrap.split(',') } : {}),
     ...(madeByCoreOS(pod) ? { madeByCoreOS: true } : {}),
+    runAsUser: runAsUser(pod),
+    ...(dataNotOurs(pod) ? { dataNotOurs: true } : {}),
   };
 }
 
@@ -86,6 +95,7 @@ export const memberView = (m: EtcdMember): MemberView => ({ id: m.id, name: memb
 
 export const memberHealth = (name: string, s: EtcdStatus): MemberHealth => ({
   name, raftIndex: s.raftIndex, isLeader: s.leaderId !== '' && s.leaderId === s.memberId, leaderId: s.leaderId, revision: s.revision, dbSize: s.dbSize, dbSizeInUse: s.dbSizeInUse,
+  ...(s.storageVersion ? { storageVersion: s.storageVersion } : {}), ...(s.downgradeTarget ? { downgradeTarget: s.downgradeTarget } : {}),
 });
 
 /** What a pass observes: the cluster's pods and claims, and etcd's view through them. */
@@ -166,6 +176,7 @@ export function clusterState(cluster: EtcdCluster, o: Observed, settings: Planne
     targetVersion: specVersion(cluster.spec),
     targetConfig: configDigest(cluster.spec, tls),
     targetTemplate: podTemplateDigest(cluster.spec, cluster.metadata.name),
+    targetRunAsUser: memberPodSecurity(cluster.spec.pod?.securityContext).runAsUser ?? 0,
     targetMetadata: specMetadataDigest(cluster.spec),
     alarms: o.alarms,
     ...(o.corruptionCheck ? { corruptionCheck: o.corruptionCheck } : {}),
