@@ -68,6 +68,14 @@ export type TxnOp =
   | { type: 'put'; key: Buffer; value: Buffer }
   | { type: 'delete'; key: Buffer; rangeEnd?: Buffer };
 
+/** A comparison a transaction makes before it writes: a key's modification revision or its version (0: absent). */
+export interface TxnCompare {
+  key: Buffer;
+  target: 'MOD' | 'VERSION';
+  result: 'EQUAL' | 'LESS' | 'GREATER';
+  value: number;
+}
+
 /**
  * How long a member may send nothing while a snapshot waits on it. etcd streams from a read transaction as fast as
  * it is read, so half a minute of silence is a member frozen or cut off, not a large database.
@@ -239,15 +247,20 @@ export class EtcdClient {
 
   /**
    * Writes the operations of one source revision in one transaction, so that they land at one revision here
-   * too; answers the revision the store is at after it.
+   * too, if every comparison of `guard` holds; answers whether they were written and the revision the store is at
+   * after the transaction.
    */
-  async applyRevision(endpoint: string, ops: readonly TxnOp[]): Promise<number> {
+  async applyRevision(endpoint: string, ops: readonly TxnOp[], guard: readonly TxnCompare[] = []): Promise<{ applied: boolean; revision: number }> {
     const b64 = (b: Buffer): string => b.toString('base64');
     const success = ops.map((o) => (o.type === 'put'
       ? { request_put: { key: b64(o.key), value: b64(o.value) } }
       : { request_delete_range: { key: b64(o.key), ...(o.rangeEnd ? { range_end: b64(o.rangeEnd) } : {}) } }));
-    const res = (await this.call(endpoint, '/v3/kv/txn', { success })) as { header?: { revision?: string } };
-    return Number(res.header?.revision ?? 0);
+    const compare = guard.map((c) => ({
+      key: b64(c.key), target: c.target, result: c.result, ...(c.target === 'MOD' ? { mod_revision: String(c.value) } : { version: String(c.value) }),
+    }));
+    const res = (await this.call(endpoint, '/v3/kv/txn', { compare, success })) as { header?: { revision?: string }; succeeded?: boolean };
+    // The gateway leaves out a false boolean: no comparison, or all held, answers true.
+    return { applied: res.succeeded === true, revision: Number(res.header?.revision ?? 0) };
   }
 
   /** Every key the store holds from `first` to `last`, both included, in key order (keys only, a page at a time). */

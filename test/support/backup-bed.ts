@@ -1,4 +1,5 @@
 import type { TestContext } from 'node:test';
+import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import { ignoreStatus } from '../../src/runtime/transport.js';
@@ -64,10 +65,31 @@ export async function restoreEnded(bed: Testbed, name: string): Promise<EtcdRest
   return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
 }
 
-/** Posts the EtcdRestore and returns it once it has ended (the caller asserts how). */
-export async function restoreToEnd(bed: Testbed, name: string, spec: RestoreSpec, timeoutMs = 180_000): Promise<EtcdRestore> {
+/** How long a restore that moves on (a new phase, reason or replayed revision) may take at most in all. */
+const RESTORE_MOVING_MS = 900_000;
+
+/**
+ * Posts the EtcdRestore and returns it once it has ended (the caller asserts how). It fails once `stallMs` pass
+ * with its status standing still: the time a restore takes grows with the revisions it replays and the machine's
+ * load (three replays at once on a busy CI machine took over four minutes), but one that stops moving waits for ever.
+ */
+export async function restoreToEnd(bed: Testbed, name: string, spec: RestoreSpec, stallMs = 180_000): Promise<EtcdRestore> {
   await createRestore(bed, name, spec);
-  return eventually(`restore ${name} ended`, timeoutMs, () => restoreEnded(bed, name));
+  const started = Date.now();
+  let seen = '';
+  let movedAt = started;
+  for (;;) {
+    const restore = await getRestore(bed, name);
+    const { phase, reason, pointInTime } = restore?.status ?? {};
+    if (restore && (phase === 'Completed' || phase === 'Failed')) return restore;
+    const now = JSON.stringify([phase, reason, pointInTime?.replayedThrough]);
+    if (now !== seen) [seen, movedAt] = [now, Date.now()];
+    const waited = Date.now() - started;
+    if (Date.now() - movedAt > stallMs || waited > RESTORE_MOVING_MS) {
+      assert.fail(`restore ${name} stood still for ${Date.now() - movedAt} ms, ${waited} ms after it was posted: ${JSON.stringify(restore?.status)}`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /** The backup when its change log is Following and holds every revision through `revision`; else undefined. */

@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { deleteRuns } from '../../src/controllers/restore/revision-ops.js';
-import type { TxnOp } from '../../src/etcd/client.js';
+import { deleteRuns, revisionGuard, sendsAfter } from '../../src/controllers/restore/revision-ops.js';
+import type { LoggedRevision } from '../../src/controllers/restore/revision-ops.js';
+import type { TxnCompare, TxnOp } from '../../src/etcd/client.js';
+import type { ChangeEvent } from '../../src/etcd/watch-grpc.js';
 
 const buf = (s: string): Buffer => Buffer.from(s, 'utf8');
 
@@ -60,4 +62,73 @@ test('property: the runs delete exactly the deleted keys, never one that stays o
     assert.deepEqual(afterDeletes(all, grouped.runs), all.map((k) => k.toString('hex')).filter((k) => !gone.has(k)).sort(), 'exactly the deleted keys go; every key written stays out of every range');
     assert.ok(grouped.runs.length <= deleted.length);
   }), { numRuns: 500 });
+});
+
+/** A store as a transaction's comparisons see it: each key's modification revision and version. */
+type Store = Map<string, { mod: number; version: number }>;
+
+/** etcd's compare on a key: an absent key compares with a zero modification revision and version. */
+function holds(store: Store, c: TxnCompare): boolean {
+  const kv = store.get(c.key.toString('hex')) ?? { mod: 0, version: 0 };
+  const have = c.target === 'MOD' ? kv.mod : kv.version;
+  return c.result === 'EQUAL' ? have === c.value : c.result === 'LESS' ? have < c.value : have > c.value;
+}
+
+/**
+ * A source history over a few keys: each revision puts or deletes some of them (a delete only of a key that is
+ * there), as a client's transactions, prefix deletes and lease expiries make them; with every store state after it.
+ */
+const history = fc.array(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.boolean()), { minLength: 1, maxLength: 3 }), { minLength: 2, maxLength: 30 })
+  .map((steps) => {
+    const states: Store[] = [new Map([['6b30', { mod: 1, version: 1 }]])];
+    const revisions: LoggedRevision[] = [];
+    for (const step of steps) {
+      const store: Store = new Map(states[states.length - 1]);
+      const revision = revisions.length + 2;
+      const events: ChangeEvent[] = [];
+      for (const [k, put] of step) {
+        const key = Buffer.from(`k${k}`);
+        const hex = key.toString('hex');
+        if (events.some((e) => e.key.equals(key))) continue;
+        const kv = store.get(hex);
+        if (!put && !kv) continue;
+        events.push({ type: put ? 'put' : 'delete', key, value: Buffer.from('v'), revision, createRevision: 0, version: 0, lease: 0 });
+        if (put) store.set(hex, { mod: revision, version: (kv?.version ?? 0) + 1 });
+        else store.delete(hex);
+      }
+      if (events.length === 0) continue;
+      revisions.push({ revision, events });
+      states.push(store);
+    }
+    return { revisions, states };
+  });
+
+test('property: a replayed revision\'s guard holds only on the store as the revision before it left it: never earlier in its pass (sent ahead of one before it that puts a key), never on the store it leaves (sent twice in a row)', () => {
+  fc.assert(fc.property(history, fc.integer({ min: 0, max: 1_000 }), ({ revisions, states }, bump) => {
+    fc.pre(revisions.length >= 2);
+    const shift = { held: 1, bump };
+    // The store's states in the restored numbering: a bump raises every revision after the snapshot's.
+    const bumped = states.map((s) => new Map([...s].map(([k, v]) => [k, { ...v, mod: v.mod > 1 ? v.mod + bump : v.mod }])));
+    // The earliest state a revision can meet: the replay waits for a revision that only deletes before the next.
+    let earliest = 0;
+    for (const [i, logged] of revisions.entries()) {
+      const previous = revisions[i - 1];
+      if (previous && !sendsAfter(previous)) earliest = i;
+      const guard = revisionGuard(shift, logged.revision, logged.events, previous);
+      const passes = (store: Store = new Map()): boolean => guard.every((c) => holds(store, c));
+      assert.ok(passes(bumped[i]), `revision ${logged.revision} applies after the one before it`);
+      for (let j = earliest; j < i; j++) assert.ok(!passes(bumped[j]), `revision ${logged.revision} refused on the store at ${j + 1}`);
+      assert.ok(!passes(bumped[i + 1]), `revision ${logged.revision} refused on the store it leaves`);
+    }
+  }), { numRuns: 1000 });
+});
+
+test('a revision after one that only deletes is not sent ahead of it: a deleted key is absent before it was made too', () => {
+  const key = Buffer.from('k');
+  const e = (type: 'put' | 'delete', revision: number): ChangeEvent => ({ type, key, value: Buffer.from('v'), revision, createRevision: 0, version: 0, lease: 0 });
+  assert.equal(sendsAfter({ revision: 3, events: [e('delete', 3)] }), false);
+  assert.equal(sendsAfter({ revision: 3, events: [e('delete', 3), { ...e('put', 3), key: Buffer.from('j') }] }), true);
+  // Made at 2, deleted at 3: a guard on 3's delete alone would hold on the store at 1 as well as at 3.
+  const guard = revisionGuard({ held: 1, bump: 0 }, 4, [e('put', 4)], { revision: 3, events: [e('delete', 3)] });
+  assert.deepEqual(guard.map((c) => [c.target, c.result, c.value]), [['MOD', 'LESS', 4], ['VERSION', 'EQUAL', 0]]);
 });

@@ -65,11 +65,14 @@ const REPLAY_SLICE_MS = 5_000;
  * membership. Restores only into a new cluster: an existing one is never touched.
  */
 export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
+  // How far this process's replays have written each restored store (see ReplayProgress).
+  const written: ReplayProgress = new Map();
   return async (key, { log }): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const restore = d.restores.get(namespace, name);
     const phase = restore?.status?.phase;
     if (!restore?.metadata.uid || restore.metadata.deletionTimestamp || phase === 'Failed' || (phase === 'Completed' && !comparedLater(restore))) {
+      for (const k of written.keys()) if (k.startsWith(`${restore?.metadata.uid ?? key}/`)) written.delete(k);
       d.leaseHolds.release(key);
       return undefined;
     }
@@ -80,7 +83,7 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
       return undefined;
     }
 
-    const outcome = await progress(d, restore, log, key);
+    const outcome = await progress(d, restore, log, key, written);
     const path = restorePath(namespace, name);
     const generation = restore.metadata.generation;
     await writeStatus<RestoreStatus, EtcdRestore>(d.transport, path, restore, (current) => {
@@ -121,7 +124,7 @@ function madeBy(cluster: EtcdCluster, restore: EtcdRestore): boolean {
   return uid === undefined ? restore.status?.phase === 'Restoring' : uid === restore.metadata.uid;
 }
 
-async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger, key: string): Promise<Outcome> {
+async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger, key: string, written: ReplayProgress): Promise<Outcome> {
   const { namespace } = restore.metadata;
   const target = restore.spec.etcdCluster.name;
   const cluster = d.clusters.get(namespace, target);
@@ -140,7 +143,7 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
       const pods = d.pods.ownedBy(cluster.metadata.uid ?? '');
       // Every member there and ready: a pod with the steps gone from the cache before its successor came is no swap done.
       const swapped = pods.length >= cluster.spec.size && pods.every(podReady) && !pods.some(carriesRestoreStep);
-      return clusterSettled(cluster) && swapped ? replayed(d, restore, pointInTime, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
+      return clusterSettled(cluster) && swapped ? replayed(d, restore, cluster, pointInTime, written, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
     }
     if (cluster.status?.bootstrapped && available) {
       const waiting = await notYetServing(d, cluster);
@@ -242,8 +245,17 @@ async function choosePoint(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
   }
 }
 
+/**
+ * The source's revision through which this process has itself written each restored store, by restore and cluster
+ * UID. The pass after a slice can read the restore from a cache that does not yet show the slice's status; from
+ * there it would check every revision the slice wrote again, one read after another, and write nothing new (seen
+ * on the lab: every other pass). Only this process's own confirmed writes are here, so a restart starts from status.
+ */
+type ReplayProgress = Map<string, number>;
+
 /** Replays the change log into the restored cluster, a slice at a time; Completed once it is at the revision asked for. */
-async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: PointInTime, log: Logger): Promise<Outcome> {
+async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, cluster: EtcdCluster, pit: PointInTime, written: ReplayProgress, log: Logger): Promise<Outcome> {
+  const store = `${restore.metadata.uid ?? ''}/${cluster.metadata.uid ?? ''}`;
   const target = pit.revision ?? 0;
   const name = restore.spec.etcdCluster.name;
   const done = (through: number): Outcome => ({
@@ -270,13 +282,15 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, pit: Poi
     const shift = { held: pit.snapshotHeld ?? named, bump: pit.revisionBump };
     const through = await replay({
       storage: opened.storage, keys, etcd: ready.etcd, endpoint, chunks: chunksOf(await opened.storage.list(changeLogPrefix(opened.name)), opened.name),
-      target, checkedThrough: Math.max(pit.replayedThrough ?? 0, shift.held), shift, untilMs: Date.now() + REPLAY_SLICE_MS, log,
+      target, checkedThrough: Math.max(pit.replayedThrough ?? 0, shift.held, written.get(store) ?? 0), shift, untilMs: Date.now() + REPLAY_SLICE_MS, log,
     });
+    written.set(store, through);
     if (through >= target) return done(through);
     return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: through }, message: `replaying the change log: at revision ${through} of ${target}` };
   } catch (err) {
     // Tried again on the next pass from where it got, the progress and the cause in status meanwhile.
     if (err instanceof ReplayInterrupted) {
+      written.set(store, err.through);
       log.warn({ err: err.cause, through: err.through }, 'change log replay interrupted; trying again');
       return { phase: 'Restoring', reason: 'Replaying', pointInTime: { ...pit, replayedThrough: err.through }, message: `replaying the change log: at revision ${err.through} of ${target}; trying again after: ${(err.cause as Error).message}` };
     }

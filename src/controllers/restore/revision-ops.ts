@@ -1,6 +1,8 @@
 import { keyAfter } from '../../etcd/client.js';
-import type { TxnOp } from '../../etcd/client.js';
+import type { TxnCompare, TxnOp } from '../../etcd/client.js';
 import type { ChangeEvent } from '../../etcd/watch-grpc.js';
+import { keyRevision } from './bumped-revisions.js';
+import type { RevisionShift } from './bumped-revisions.js';
 
 /** etcd's default `--max-txn-ops`: a transaction with more operations is refused. */
 export const MAX_TXN_OPS = 128;
@@ -41,3 +43,42 @@ export function deleteRuns(deleted: readonly Buffer[], present: readonly Buffer[
 /** The operations of a revision, one per event, as etcd wrote them: a key appears once in a transaction, so order does not matter. */
 export const eventOps = (events: readonly ChangeEvent[]): TxnOp[] =>
   events.map((e) => (e.type === 'put' ? { type: 'put', key: e.key, value: e.value } : { type: 'delete', key: e.key }));
+
+/** Holds while `e` is not yet in the store: a put's key not yet modified at `at`, a deleted key still there. */
+const notYet = (e: ChangeEvent, at: number): TxnCompare => (e.type === 'put'
+  ? { key: e.key, target: 'MOD', result: 'LESS', value: at }
+  : { key: e.key, target: 'VERSION', result: 'GREATER', value: 0 });
+
+/** Holds once `e` is in the store: a put's key last modified at `at`, a deleted key gone. */
+const done = (e: ChangeEvent, at: number): TxnCompare => (e.type === 'put'
+  ? { key: e.key, target: 'MOD', result: 'EQUAL', value: at }
+  : { key: e.key, target: 'VERSION', result: 'EQUAL', value: 0 });
+
+/** A source revision as the change log holds it. */
+export interface LoggedRevision {
+  revision: number;
+  events: readonly ChangeEvent[];
+}
+
+/**
+ * Whether a revision can be sent before the one before it (`previous`) is answered: only when that one puts a key.
+ * A deleted key is absent before it was made too, so no comparison tells the store a delete left from one earlier.
+ */
+export const sendsAfter = (previous: LoggedRevision): boolean => previous.events.some((e) => e.type === 'put');
+
+/**
+ * The comparisons that let the source's revision `revision` be written only right after the one before it and
+ * only once: this one's first write is not in the store, and the one before it (`previous`: none for the first of a
+ * pass, whose predecessor the store was just read at) is, a put of it if it has one. Transactions sent together
+ * may reach etcd out of order, and one whose answer was lost may land later: the guard refuses both, where without
+ * it the store would get a revision in the wrong place or twice. (After a revision that only deletes, the next is
+ * sent once that one is answered: see sendsAfter.)
+ */
+export function revisionGuard(shift: RevisionShift, revision: number, events: readonly ChangeEvent[], previous?: LoggedRevision): TxnCompare[] {
+  const guard: TxnCompare[] = [];
+  const own = events[0];
+  if (own) guard.push(notYet(own, keyRevision(shift, revision)));
+  const before = previous?.events.find((e) => e.type === 'put') ?? previous?.events[0];
+  if (previous && before) guard.push(done(before, keyRevision(shift, previous.revision)));
+  return guard;
+}
