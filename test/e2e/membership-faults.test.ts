@@ -22,7 +22,7 @@ test(`finding 1: two of three members CPU-starved for ${FAULT_MS / 1000} s (${RE
   const bed = await testbed(t, 'starved');
   const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
   const name = 'starved';
-  const { members, load, leader } = await loadedCluster(bed, name, { size: 3 }, 120_000);
+  const { members, load, leader } = await loadedCluster(bed, name, { size: 3 }, 120_000, { recorded: true });
   const membership = watchMembership(t, bed, name);
   const starved = members.filter((m) => m !== leader);
   const feeds = [];
@@ -60,7 +60,7 @@ for (const onVolume of [true, false]) {
     const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
     const name = 'cut';
     // One member a node.
-    const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: onVolume ? { ...ON_VOLUMES, antiAffinity: true } : { antiAffinity: true } }, 180_000);
+    const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: onVolume ? { ...ON_VOLUMES, antiAffinity: true } : { antiAffinity: true } }, 180_000, { recorded: true });
     const victim = (await bed.pods(name)).find((p) => p.metadata?.name !== leader);
     assert.ok(victim?.metadata?.name && victim.spec?.nodeName, 'a follower to cut off');
     const ids = await memberIds(bed, name);
