@@ -56,7 +56,7 @@ async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise
   const bed = await testbed(t, prefix);
   const operator = startOperator(t, bed.namespace, ['--keep-removed-claims', String(KEEP_REMOVED_CLAIMS_S)]);
   const name = 'lost';
-  const { load, leader } = await loadedCluster(bed, name, loss.spec, 240_000);
+  const { load, leader } = await loadedCluster(bed, name, loss.spec, 240_000, { recorded: true });
   const pods = await bed.pods(name);
   // The node with the most members (2 of 5 spread 2-2-1), the leader's among equals.
   const count = (n: string | undefined): number => pods.filter((p) => p.spec?.nodeName === n).length;
@@ -130,7 +130,7 @@ test('node reboot: the member comes back on its data, nothing replaced, nothing 
   const bed = await testbed(t, 'reboot');
   const operator = startOperator(t, bed.namespace);
   const name = 'rebooted';
-  const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 240_000);
+  const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 240_000, { recorded: true });
   const victim = (await bed.pods(name)).find((p) => p.metadata?.name !== leader);
   const node = victim?.spec?.nodeName ?? '';
   assert.ok(node, 'a follower\'s node');
@@ -150,34 +150,38 @@ test('node reboot: the member comes back on its data, nothing replaced, nothing 
   operator.succeeded();
 });
 
+/**
+ * `kubectl drain` of the node, as a person would run it, past the lab's volume provisioner: it runs a pod of no
+ * controller to delete a volume an earlier test (or this one's removed members) left, and kubectl refuses to drain
+ * a node holding one (a real cluster would have such a pod finish too, or the person draining would wait for it).
+ * It waits until none is there, and drains again, up to three times, when one appeared meanwhile.
+ */
+async function drain(bed: Testbed, node: string, timeoutS: number): Promise<void> {
+  await eventually(`no uncontrolled pod on ${node}`, 120_000, async () => {
+    const pods = (await bed.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
+    return pods.every((p) => p.metadata?.ownerReferences?.some((o) => o.controller) || ['Succeeded', 'Failed'].includes(p.status?.phase ?? '')) ? true : undefined;
+  });
+  for (let attempt = 1; ; attempt++) {
+    const refused = await kubectlAsync(['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${timeoutS}s`], (timeoutS + 60) * 1000).then(() => undefined, (err: unknown) => err as Error);
+    if (!refused) return;
+    if (attempt === 3 || !/declare no controller[^\n]*local-path-storage\/helper-pod/.test(refused.message)) throw refused;
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+}
+
 test('drain of every node in turn (a rolling node upgrade) under writes: each member is replaced elsewhere first, every drain completes by itself, nothing lost', async (t) => {
   const bed = await testbed(t, 'drain');
   const operator = startOperator(t, bed.namespace);
   const name = 'drained';
-  const { load } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 240_000);
+  const { load } = await loadedCluster(bed, name, { size: 3, pod: ON_VOLUMES }, 240_000, { recorded: true });
   const started = Date.now();
   const drains: string[] = [];
   t.after(async () => { for (const { name: node } of lab().nodes) await kubectlAsync(['uncordon', node], 60_000); });
   for (const { name: node } of lab().nodes) {
     const before = (await bed.pods(name)).filter((p: V1Pod) => p.spec?.nodeName === node).map((p) => p.metadata?.name ?? '');
-    // kubectl refuses to drain a node holding a pod of no controller: the lab's volume provisioner runs one to
-    // delete a volume an earlier test left (a real cluster would have such a pod finish too, or the person
-    // draining would wait for it).
-    await eventually(`no uncontrolled pod on ${node}`, 120_000, async () => {
-      const pods = (await bed.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
-      return pods.every((p) => p.metadata?.ownerReferences?.some((o) => o.controller) || ['Succeeded', 'Failed'].includes(p.status?.phase ?? '')) ? true : undefined;
-    });
     const from = Date.now();
     // No person in the loop: kubectl's evictions are refused by the budget until the operator has moved the member.
-    // The volume provisioner's helper pods (no controller) come and go as claims are deleted, this test's own
-    // removed members' included: one that appears after the check above refuses the drain. Drained again, up to
-    // three times, once it is done.
-    for (let attempt = 1; ; attempt++) {
-      const refused = await kubectlAsync(['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=600s'], 660_000).then(() => undefined, (err: unknown) => err as Error);
-      if (!refused) break;
-      if (attempt === 3 || !/declare no controller[^\n]*local-path-storage\/helper-pod/.test(refused.message)) throw refused;
-      await new Promise((r) => setTimeout(r, 5000));
-    }
+    await drain(bed, node, 600);
     drains.push(`${node} (${before.length} member(s)) ${seconds(Date.now() - from)} s`);
     const members = await eventually('3 members settled after the drain', 120_000, () => bed.settledMembers(name, 3));
     assert.ok(!members.some((m) => before.includes(m)), `no member left on ${node}`);
@@ -204,7 +208,7 @@ test('a member that cannot be placed elsewhere holds its node\'s drain back, the
   const node = lab().nodes[0]?.name ?? '';
   const onNode = (await bed.pods(name)).find((p) => p.spec?.nodeName === node)?.metadata?.name ?? '';
   t.after(async () => { await kubectlAsync(['uncordon', node], 60_000); });
-  await assert.rejects(kubectlAsync(['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=60s'], 120_000), /timed out|error when evicting|global timeout/,
+  await assert.rejects(drain(bed, node, 60), /timed out|error when evicting|global timeout/,
     'the drain does not complete');
   // No replacement is added that no node could take (issue 32, finding 13): the Event says so, naming the rule.
   const why = await eventually('an Event saying why', 60_000, async () => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
