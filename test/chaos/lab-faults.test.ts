@@ -56,7 +56,7 @@ for (const seed of seeds) {
       const operator = startOperator(t, bed.namespace);
       const name = 'faulted';
       // On volumes, one member a node.
-      const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } }, 180_000);
+      const { members, load, leader } = await loadedCluster(bed, name, { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } }, 180_000, { recorded: true });
       const membership = watchMembership(t, bed, name);
       const pods = await bed.pods(name);
       const victim = seed % 2 === 1 ? pods.find((p) => p.metadata?.name === leader) : pods.find((p) => p.metadata?.name !== leader);

@@ -22,7 +22,9 @@ for (const seed of seeds) {
     await eventually('3 members settled', 120_000, settled);
     const endpoint = await bed.clientEndpoint('leaders');
     await untilServing(endpoint);
-    const load = startWriteLoad(endpoint, 'load-');
+    const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-load` });
+    // A failed test stops its writer too, instead of writing on until the file's time limit.
+    bed.after(() => load.stop());
     for (let round = 1; round <= (full ? 5 : 2); round++) {
       const leader = await eventually('one replica leading', 60_000, async () => Promise.resolve(replicas.filter(leading).length === 1 ? replicas.find(leading) : undefined));
       await leader.kill();

@@ -22,7 +22,9 @@ for (const seed of seeds) {
     const endpoint = await bed.clientEndpoint('opkill');
     await untilServing(endpoint);
     const membership = watchMembership(t, bed, 'opkill');
-    const load = startWriteLoad(endpoint, 'load-');
+    const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-load` });
+    // A failed test stops its writer too, instead of writing on until the file's time limit.
+    bed.after(() => load.stop());
     const phases: { name: string; size: number; version: string; start(): Promise<void> }[] = [
       { name: 'scale-up 3→5', size: 5, version: '3.5.17', start: () => bed.patchSpec('opkill', { size: 5 } satisfies Partial<ClusterSpec>) },
       { name: 'scale-down 5→3', size: 3, version: '3.5.17', start: () => bed.patchSpec('opkill', { size: 3 }) },

@@ -18,7 +18,7 @@ for (const seed of seeds) {
     const bed = await testbed(t, 'partition');
     const operator = startOperator(t, bed.namespace);
     const settled = (): Promise<string[] | undefined> => bed.settledMembers('split', 3);
-    const { endpoint, load, leader } = await loadedCluster(bed, 'split', { size: 3 }, 120_000);
+    const { endpoint, load, leader } = await loadedCluster(bed, 'split', { size: 3 }, 120_000, { recorded: true });
     const membership = watchMembership(t, bed, 'split');
     // Odd seeds cut off the leader, even seeds a follower: the short form covers the harder case, and
     // the long form both.
@@ -35,7 +35,7 @@ for (const seed of seeds) {
     await new Promise((r) => setTimeout(r, isolatedMs));
     const during = await load.finish();
     heal();
-    const after = startWriteLoad(endpoint, 'after-');
+    const after = startWriteLoad(endpoint, 'after-', { checkedAs: `${bed.namespace}-after` });
     const back = await eventually('healed: 3 members settled', 180_000, settled);
     checkLoad(t, `isolation of ${wasLeader ? 'the leader' : 'a follower'}`, during);
     await new Promise((r) => setTimeout(r, 3000));

@@ -21,7 +21,9 @@ for (const size of [3, 5]) {
       const endpoint = await bed.clientEndpoint('kills');
       await untilServing(endpoint);
       const membership = watchMembership(t, bed, 'kills');
-      const load = startWriteLoad(endpoint, 'load-');
+      const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-load` });
+      // A failed test stops its writer too, instead of writing on until the file's time limit.
+      bed.after(() => load.stop());
       const deadline = Date.now() + durationMs;
       let kills = 0;
       let slowestRecoveryMs = 0;

@@ -12,6 +12,8 @@ import { labLookup } from '../support/lab-dns.js';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { loadedCluster } from '../support/write-load.js';
+import { checkLoad } from '../support/load-check.js';
 
 const exampleManifest = fileURLToPath(new URL('../../../examples/etcd-cluster.yaml', import.meta.url));
 
@@ -148,19 +150,16 @@ test('a 7-member cluster comes up Available and serves through its client Servic
   operator.succeeded();
 });
 
-test('the operator killed in the middle of a scale-up resumes: right size, no orphan member or pod', async (t) => {
-  const { core, transport, namespace, path } = await testbed(t, 'crash');
+test('the operator killed in the middle of a scale-up under a recorded load resumes: right size, no orphan member or pod, the clients\' history linearizable', async (t) => {
+  const bed = await testbed(t, 'crash');
+  const { core, transport, namespace, path } = bed;
   const address = { cluster: 'crash', namespace, domain: lab().clusterDomain, tls: false };
   const etcd = new EtcdClient({ lookup: labLookup() });
   const pods = async (): Promise<string[]> => (await core.listNamespacedPod({ namespace, labelSelector: 'etcd_cluster=crash' })).items
     .filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? '').sort();
 
   const first = startOperator(t, namespace);
-  await transport.call('POST', path, { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', metadata: { name: 'crash' }, spec: { size: 3 } });
-  await eventually('3 members', 120_000, async () => {
-    const c = (await transport.call('GET', `${path}/crash`)) as EtcdCluster;
-    return c.status?.readyMembers === 3 && c.status.phase === 'Running' ? true : undefined;
-  });
+  const { load } = await loadedCluster(bed, 'crash', { size: 3 }, 120_000, { recorded: true });
   const [anyPod] = await pods();
   await transport.call('PATCH', `${path}/crash`, { spec: { size: 4 } }, 'application/merge-patch+json');
   // Kill it as soon as etcd lists a fourth member whose pod is not ready yet.
@@ -178,6 +177,7 @@ test('the operator killed in the middle of a scale-up resumes: right size, no or
   assert.deepEqual(members, await pods(), 'no orphan member, no orphan pod');
   assert.equal(members.length, 4);
   assert.ok(second.logs.some((l) => l.includes('caches synced')));
+  checkLoad(t, 'operator killed mid scale-up', await load.finish());
   first.succeeded();
   second.succeeded();
 });

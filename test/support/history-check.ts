@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { checkHistory } from './linearizability.js';
 import type { Recording } from './recorded-workload.js';
 import { revisionAnomalies } from './revision-order.js';
-import { watchAnomalies } from './watch-checks.js';
+import { unwrittenReads, watchAnomalies } from './watch-checks.js';
 
 /** What a checked recording showed, for the test's report (describeHistory). */
 export interface HistorySummary {
@@ -23,6 +23,9 @@ export interface HistorySummary {
 /** Kept beside the operators' logs when a run keeps those (OPERATOR_LOG_DIR), else under the temporary directory. */
 const artifactsDir = (name: string): string => join(process.env.OPERATOR_LOG_DIR ?? join(tmpdir(), 'etcd-operator-histories'), name);
 
+/** Fewer operations checked than this is a load that did not get through, not a history that held. */
+const MIN_CHECKED = 50;
+
 /**
  * Checks a recording: the clients' history for linearizability (lab/checker, porcupine), the revisions etcd
  * answered for real-time order across keys (revisionAnomalies), and the watchers' events against it
@@ -34,7 +37,7 @@ export async function checkRecording(recording: Recording, name: string): Promis
   const dir = artifactsDir(name);
   // checkHistory makes the folder.
   const verdict = await checkHistory(recording.history, dir, 'clients');
-  const watched = watchAnomalies(recording.history.operations, recording.watchers);
+  const watched = [...watchAnomalies(recording.history.operations, recording.watchers), ...unwrittenReads(recording.history.operations)];
   const ordered = revisionAnomalies(recording.history.operations);
   writeFileSync(join(dir, 'watchers.json'), JSON.stringify({ watchers: recording.watchers, anomalies: watched }));
   const summary: HistorySummary = {
@@ -45,9 +48,17 @@ export async function checkRecording(recording: Recording, name: string): Promis
     resumes: recording.watchers.reduce((n, w) => n + w.resumes, 0),
     artifacts: dir,
   };
+  // The whole verdict beside the history: the message below is cut short.
+  writeFileSync(join(dir, 'clients.verdict.json'), JSON.stringify(verdict));
+  const silent = recording.watchers.findIndex((w) => w.events.length === 0);
   if (verdict.result !== 'ok') {
     const shown = JSON.stringify(verdict.anomalies ?? []).slice(0, 4000);
-    summary.anomaly = `the clients' history is ${verdict.result === 'illegal' ? 'not linearizable' : 'not decided in time'}: ${shown} (timeline: ${verdict.visualization ?? 'none'})`;
+    summary.anomaly = `the clients' history is ${verdict.result === 'illegal' ? 'not linearizable' : 'not decided in time'}: ${shown} (timeline: ${verdict.visualization ?? 'none'}; the whole verdict: ${dir}/clients.verdict.json)`;
+  } else if (verdict.checked < MIN_CHECKED) {
+    // A load whose every call failed, or that never ran, would pass every check below with nothing in it.
+    summary.anomaly = `only ${verdict.checked} of ${verdict.operations} operations could be checked (at least ${MIN_CHECKED} must be): the clients did not get through`;
+  } else if (silent >= 0) {
+    summary.anomaly = `watcher ${silent} got no event in ${recording.watchers[silent]?.resumes ?? 0} resumes: a watch that never worked has nothing to check`;
   } else if (ordered.length > 0) {
     summary.anomaly = `${ordered.length} answers at a revision below one returned before they began: ${ordered.slice(0, 10).join('; ')}`;
   } else if (watched.length > 0) {

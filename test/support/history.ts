@@ -47,7 +47,7 @@ export function writtenEvent(op: Operation): WatchEvent | undefined {
 }
 
 /** The revision of the last write etcd answered as made (0: none). */
-export const lastWrittenRevision = (operations: readonly Operation[]): number => Math.max(0, ...operations.map((o) => writtenEvent(o)?.revision ?? 0));
+export const lastWrittenRevision = (operations: readonly Operation[]): number => operations.reduce((most, o) => Math.max(most, writtenEvent(o)?.revision ?? 0), 0);
 
 export interface History {
   operations: Operation[];

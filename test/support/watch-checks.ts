@@ -10,6 +10,29 @@ export interface WatchRecord {
   resumes: number;
 }
 
+/** Every value a client may have written to each key: answered or not, only a write refused before etcd had it is not. */
+function writtenValues(operations: readonly Operation[]): Map<string, Set<string>> {
+  const written = new Map<string, Set<string>>();
+  for (const op of operations) {
+    if ((op.input.f === 'put' || op.input.f === 'cas') && op.outcome.type !== 'fail') {
+      written.set(op.input.key, (written.get(op.input.key) ?? new Set()).add(op.input.value));
+    }
+  }
+  return written;
+}
+
+/**
+ * Serializable reads answered with a value no client wrote to that key. They may be stale, so the linearizability
+ * check leaves them out; a value nobody wrote is wrong whatever the staleness.
+ */
+export function unwrittenReads(operations: readonly Operation[]): string[] {
+  const written = writtenValues(operations);
+  return operations.flatMap((op) => (op.input.f === 'get' && op.input.serializable && op.outcome.type === 'ok'
+    && typeof op.outcome.value === 'string' && !written.get(op.input.key)?.has(op.outcome.value)
+    ? [`a serializable read of ${op.input.key} at revision ${op.outcome.revision} answered ${op.outcome.value}, a value no client wrote`]
+    : []));
+}
+
 const same = (a: WatchEvent, b: WatchEvent): boolean => a.key === b.key && a.type === b.type && (a.value ?? null) === (b.value ?? null);
 
 /**
@@ -22,12 +45,7 @@ const same = (a: WatchEvent, b: WatchEvent): boolean => a.key === b.key && a.typ
  */
 export function watchAnomalies(operations: readonly Operation[], watchers: readonly WatchRecord[]): string[] {
   const found: string[] = [];
-  const written = new Map<string, Set<string>>();
-  for (const op of operations) {
-    if ((op.input.f === 'put' || op.input.f === 'cas') && op.outcome.type !== 'fail') {
-      written.set(op.input.key, (written.get(op.input.key) ?? new Set()).add(op.input.value));
-    }
-  }
+  const written = writtenValues(operations);
   const acknowledged = operations.map(writtenEvent).filter((e): e is WatchEvent => e !== undefined);
   const lastAcknowledged = lastWrittenRevision(operations);
   const told = new Map<string, WatchEvent>();
@@ -54,7 +72,8 @@ export function watchAnomalies(operations: readonly Operation[], watchers: reado
   for (const [w, { seen, first, last, compacted }] of seenBy.entries()) {
     const excused = (r: number): boolean => compacted.some((c) => c.from <= r && r <= c.through);
     for (const [id, { event, from }] of expected) {
-      if (event.revision <= first || event.revision >= last || excused(event.revision)) continue;
+      // A revision's events come together, so the watcher's first and last revisions are compared too.
+      if (event.revision < first || event.revision > last || excused(event.revision)) continue;
       const got = seen.get(id);
       if (!got) found.push(`watcher ${w}: ${event.type} of ${event.key}${event.value === undefined ? '' : ` = ${event.value}`} at revision ${event.revision} (${from} it) never came, between revisions ${first} and ${last}`);
       else if (!same(got, event)) found.push(`watcher ${w}: revision ${event.revision} of ${event.key} is ${JSON.stringify(got)} where ${from} ${event.value ?? 'a delete'}`);

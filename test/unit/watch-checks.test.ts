@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { watchAnomalies } from '../support/watch-checks.js';
+import { unwrittenReads, watchAnomalies } from '../support/watch-checks.js';
 import type { WatchRecord } from '../support/watch-checks.js';
 import type { Operation, WatchEvent } from '../support/history.js';
 
@@ -45,4 +45,18 @@ test('a delete or an unanswered write that one watcher got and another missed is
   assert.match(unanswered, /watcher 1: put of b = v6 at revision 15 \(another watcher got it\) never came/);
   assert.match(watchAnomalies(history, [watcher(everything.slice(0, 3))]).join('\n'), /watcher 0: ended at revision 12, short of the last acknowledged write at 14/);
   assert.match(watchAnomalies(history, [watcher([...everything, ev(16, 'a', 'never')])]).join('\n'), /a = never at revision 16, a value no client wrote/);
+});
+
+test('a watcher\'s first and last events are compared with the writes too: a last event unlike the acknowledged write at its revision is an anomaly', () => {
+  // Found by a user trial: the last event is usually the last acknowledged write, and it was never compared.
+  const wrongLast = [...everything.slice(0, 4), ev(14, 'a', 'v1')];
+  assert.match(watchAnomalies(history, [watcher(wrongLast)]).join('\n'), /revision 14 of a is .* where the client wrote v5/);
+  const wrongFirst = [ev(10, 'a', 'v3'), ...everything.slice(1)];
+  assert.match(watchAnomalies(history, [watcher(wrongFirst)]).join('\n'), /revision 10 of a is .* where the client wrote v1/);
+});
+
+test('a serializable read may be stale but not of a value no client wrote: such an answer is named', () => {
+  const read = (value: string | null, serializable: boolean): Operation => ({ client: 3, input: { f: 'get', key: 'a', ...(serializable ? { serializable: true } : {}) }, call: 50, return: 51, outcome: { type: 'ok', value, revision: 14 } });
+  assert.deepEqual(unwrittenReads([...history, read('v1', true), read(null, true), read('v3', true)]), [], 'stale values and absent are written ones');
+  assert.match(unwrittenReads([...history, read('ghost', true)]).join('\n'), /serializable read of a at revision 14 answered ghost, a value no client wrote/);
 });
