@@ -17,7 +17,7 @@ export type Input =
  * `unknown`: no answer (a timeout, a cut connection, an error after it was sent): it may or may not have.
  */
 export type Outcome =
-  | { type: 'ok'; value?: string | null; succeeded?: boolean; revision: number }
+  | { type: 'ok'; value?: string | null; succeeded?: boolean; deleted?: number; revision: number }
   | { type: 'fail'; error: string }
   | { type: 'unknown'; error: string };
 
@@ -35,14 +35,15 @@ export interface Operation {
 export interface WatchEvent { revision: number; key: string; type: 'put' | 'delete'; value?: string }
 
 /**
- * The event an answered write made at its revision: a put, or a compare-and-set that succeeded. (A delete's
- * answer does not say whether it deleted anything, so it is not counted.)
+ * The event an answered write made at its revision: a put, a compare-and-set that succeeded, or a delete that
+ * deleted the key (one that found nothing made no revision).
  */
 export function writtenEvent(op: Operation): WatchEvent | undefined {
   if (op.outcome.type !== 'ok') return undefined;
   if (op.input.f === 'put' || (op.input.f === 'cas' && op.outcome.succeeded === true)) {
     return { revision: op.outcome.revision, key: op.input.key, type: 'put', value: op.input.value };
   }
+  if (op.input.f === 'delete' && op.outcome.deleted === 1) return { revision: op.outcome.revision, key: op.input.key, type: 'delete' };
   return undefined;
 }
 

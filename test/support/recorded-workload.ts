@@ -38,7 +38,7 @@ export interface WorkloadOptions {
 /** Refused before etcd had the request: nothing was sent, so nothing took effect. */
 const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN/;
 
-interface Answer { header?: { revision?: string }; kvs?: { value?: string }[]; succeeded?: boolean }
+interface Answer { header?: { revision?: string }; kvs?: { value?: string }[]; succeeded?: boolean; deleted?: string }
 
 /** One operation as the gateway is asked for it, and what its answer means. */
 function request_(input: Input): { path: string; body: unknown; read: (a: Answer) => Omit<Extract<Outcome, { type: 'ok' }>, 'type' | 'revision'> } {
@@ -49,7 +49,7 @@ function request_(input: Input): { path: string; body: unknown; read: (a: Answer
     case 'put':
       return { path: '/v3/kv/put', body: { key, value: b64(input.value) }, read: () => ({}) };
     case 'delete':
-      return { path: '/v3/kv/deleterange', body: { key }, read: () => ({}) };
+      return { path: '/v3/kv/deleterange', body: { key }, read: (a) => ({ deleted: Number(a.deleted ?? 0) }) };
     case 'cas': {
       const compare = input.expect === null
         ? { key, target: 'VERSION', result: 'EQUAL', version: '0' }

@@ -46,6 +46,7 @@ const same = (a: WatchEvent, b: WatchEvent): boolean => a.key === b.key && a.typ
 export function watchAnomalies(operations: readonly Operation[], watchers: readonly WatchRecord[]): string[] {
   const found: string[] = [];
   const written = writtenValues(operations);
+  const deletedKeys = new Set(operations.filter((op) => op.input.f === 'delete' && op.outcome.type !== 'fail').map((op) => op.input.key));
   const acknowledged = operations.map(writtenEvent).filter((e): e is WatchEvent => e !== undefined);
   const lastAcknowledged = lastWrittenRevision(operations);
   const told = new Map<string, WatchEvent>();
@@ -59,6 +60,7 @@ export function watchAnomalies(operations: readonly Operation[], watchers: reado
       seen.set(id, e);
       last = Math.max(last, e.revision);
       if (e.type === 'put' && !written.get(e.key)?.has(e.value ?? '')) found.push(`watcher ${w}: ${e.key} = ${e.value ?? ''} at revision ${e.revision}, a value no client wrote`);
+      if (e.type === 'delete' && !deletedKeys.has(e.key)) found.push(`watcher ${w}: ${e.key} deleted at revision ${e.revision}, a key no client deleted`);
       const other = told.get(id);
       if (other && !same(other, e)) found.push(`watcher ${w}: revision ${e.revision} of ${e.key} is ${JSON.stringify(e)} where another watcher got ${JSON.stringify(other)}`);
       told.set(id, e);

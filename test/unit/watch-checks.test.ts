@@ -10,7 +10,8 @@ const unknownPut = (key: string, value: string): Operation => ({ client: 2, inpu
 const ev = (revision: number, key: string, value?: string): WatchEvent => (value === undefined ? { revision, key, type: 'delete' } : { revision, key, type: 'put', value });
 const watcher = (events: WatchEvent[], compacted: WatchRecord['compacted'] = []): WatchRecord => ({ events, compacted, resumes: 0 });
 
-const history = [put('a', 'v1', 10, 1), put('b', 'v2', 11, 2), cas('a', 'v3', 12, true), cas('b', 'v4', 12, false), put('a', 'v5', 14, 4), unknownPut('b', 'v6')];
+const del = (key: string, revision: number): Operation => ({ client: 0, input: { f: 'delete', key }, call: 3, return: 4, outcome: { type: 'ok', deleted: 1, revision } });
+const history = [put('a', 'v1', 10, 1), put('b', 'v2', 11, 2), cas('a', 'v3', 12, true), cas('b', 'v4', 12, false), del('b', 13), put('a', 'v5', 14, 4), unknownPut('b', 'v6')];
 const everything = [ev(10, 'a', 'v1'), ev(11, 'b', 'v2'), ev(12, 'a', 'v3'), ev(13, 'b'), ev(14, 'a', 'v5'), ev(15, 'b', 'v6')];
 
 test('watchers that got every acknowledged write once, in order, agreeing: no anomaly (a delete and an unanswered put included)', () => {
@@ -38,9 +39,9 @@ test('watchers told different things at one revision, an event unlike the write:
   assert.match(found, /revision 14 of a is .* where the client wrote v5/);
 });
 
-test('a delete or an unanswered write that one watcher got and another missed is a gap; a watcher ending short of the last acknowledged write and a value nobody wrote are anomalies', () => {
+test('a delete, or an unanswered write one watcher got, missed by another is a gap; a watcher ending short of the last acknowledged write and a value nobody wrote are anomalies', () => {
   const found = watchAnomalies(history, [watcher(everything), watcher(everything.filter((e) => e.revision !== 13))]).join('\n');
-  assert.match(found, /watcher 1: delete of b at revision 13 \(another watcher got it\) never came/);
+  assert.match(found, /watcher 1: delete of b at revision 13 \(the client wrote it\) never came/);
   const unanswered = watchAnomalies(history, [watcher(everything), watcher([...everything.slice(0, 5), ev(16, 'a', 'v5')].filter((e) => e.revision !== 15))]).join('\n');
   assert.match(unanswered, /watcher 1: put of b = v6 at revision 15 \(another watcher got it\) never came/);
   assert.match(watchAnomalies(history, [watcher(everything.slice(0, 3))]).join('\n'), /watcher 0: ended at revision 12, short of the last acknowledged write at 14/);
@@ -59,4 +60,11 @@ test('a serializable read may be stale but not of a value no client wrote: such 
   const read = (value: string | null, serializable: boolean): Operation => ({ client: 3, input: { f: 'get', key: 'a', ...(serializable ? { serializable: true } : {}) }, call: 50, return: 51, outcome: { type: 'ok', value, revision: 14 } });
   assert.deepEqual(unwrittenReads([...history, read('v1', true), read(null, true), read('v3', true)]), [], 'stale values and absent are written ones');
   assert.match(unwrittenReads([...history, read('ghost', true)]).join('\n'), /serializable read of a at revision 14 answered ghost, a value no client wrote/);
+});
+
+test('an acknowledged delete is expected in every watcher\'s span, and a delete of a key no client deleted is named', () => {
+  const missed = everything.filter((e) => e.revision !== 13);
+  assert.match(watchAnomalies(history, [watcher(missed)]).join('\n'), /delete of b at revision 13 \(the client wrote it\) never came/);
+  const spurious = [...everything.slice(0, 4), ev(14, 'c'), ...everything.slice(5)];
+  assert.match(watchAnomalies(history, [watcher(spurious)]).join('\n'), /c deleted at revision 14, a key no client deleted/);
 });
