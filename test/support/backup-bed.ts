@@ -62,8 +62,11 @@ export const getRestore = (bed: Testbed, name: string): Promise<EtcdRestore | un
 export async function restoreEnded(bed: Testbed, name: string): Promise<EtcdRestore | undefined> {
   const r = await getRestore(bed, name);
   if (!r) throw new Error(`EtcdRestore ${name} not found`);
-  return r.status?.phase === 'Completed' || r.status?.phase === 'Failed' ? r : undefined;
+  return hasEnded(r) ? r : undefined;
 }
+
+/** Completed or Failed: a restore in either phase does nothing more. */
+const hasEnded = (r: EtcdRestore): boolean => r.status?.phase === 'Completed' || r.status?.phase === 'Failed';
 
 /** How long a restore that moves on (a new phase, reason or replayed revision) may take at most in all. */
 const RESTORE_MOVING_MS = 900_000;
@@ -81,7 +84,7 @@ export async function restoreToEnd(bed: Testbed, name: string, spec: RestoreSpec
   for (;;) {
     const restore = await getRestore(bed, name);
     const { phase, reason, pointInTime } = restore?.status ?? {};
-    if (restore && (phase === 'Completed' || phase === 'Failed')) return restore;
+    if (restore && hasEnded(restore)) return restore;
     const now = JSON.stringify([phase, reason, pointInTime?.replayedThrough]);
     if (now !== seen) [seen, movedAt] = [now, Date.now()];
     const waited = Date.now() - started;
