@@ -1,5 +1,18 @@
 # Sourced by lab.sh: start and stop daemons by the PID recorded when they were started.
-pid_alive() { local f="$LAB_HOME/run/$1.pid"; [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
+# A pid file outlives its daemon when the lab is killed with its run (CI's time limit), and its number may since
+# belong to another process or to a thread (kill -0 accepts a thread's id: seen when a stale containerd pid was a
+# csi-provisioner thread, so `up` never started that containerd). Only a process, not a thread, that started no
+# later than its pid file was written is the daemon.
+pid_alive() { # name
+  local f="$LAB_HOME/run/$1.pid" pid ticks boot
+  [ -s "$f" ] || return 1
+  pid=$(cat "$f")
+  kill -0 "$pid" 2>/dev/null || return 1
+  [ "$(awk '/^Tgid:/ {print $2}' "/proc/$pid/status" 2>/dev/null)" = "$pid" ] || return 1
+  ticks=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $20}')
+  boot=$(awk '/^btime/ {print $2}' /proc/stat)
+  [ $((boot + ticks / $(getconf CLK_TCK))) -le $(($(stat -c %Y "$f") + 2)) ]
+}
 
 write_if_changed() { # path < content
   local tmp; tmp=$(mktemp)
@@ -21,7 +34,7 @@ stop_daemon() { # name
   local f="$LAB_HOME/run/$1.pid" pid i
   [ -s "$f" ] || return 0
   pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
+  if pid_alive "$1"; then
     kill -TERM "$pid" 2>/dev/null || true
     for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
