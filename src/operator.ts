@@ -50,6 +50,11 @@ export interface OperatorOptions {
   replaceOnNodeLossAfterMs: number;
   /** A removed member's claim is kept this long. */
   claimGraceMs: number;
+  /**
+   * A member pod still stopping this long after its deletion, on a live node, is held by something (a finalizer, a
+   * volume that does not unmount, a hung kubelet) and named for a person.
+   */
+  stuckStoppingAfterMs: number;
   /** The period of etcd's own comparison of the members' data. */
   corruptCheckSeconds: number;
   /** EtcdBackups may name etcdEndpoints (an etcd the operator does not manage): the installer's choice. */
@@ -64,12 +69,6 @@ const STEP_DOWN_BOUND_MS = 30_000;
  * watch is renewed every 15–30 s and a failing list retried within 45 s, so a working one never comes near.
  */
 const STALE_CACHE_BOUND_MS = 180_000;
-
-/**
- * A member pod still stopping this long after its deletion is held by something (a finalizer, a volume that does
- * not unmount, a hung kubelet), and named for a person: ten times the 30 s grace period member pods have.
- */
-const STUCK_STOPPING_AFTER_MS = 300_000;
 
 /**
  * A member behind its leader that has come no closer to its log for this long is stalled: a learner is removed if a
@@ -175,7 +174,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets, nodes: nodes.store,
     restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain,
-    settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000, stuckStoppingAfterMs: STUCK_STOPPING_AFTER_MS, stalledAfterMs: STALLED_AFTER_MS },
+    settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000, stuckStoppingAfterMs: o.stuckStoppingAfterMs, stalledAfterMs: STALLED_AFTER_MS },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster')
     // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.
     .maps(claims, (c) => c.metadata?.labels?.[CLUSTER_LABEL])

@@ -26,6 +26,8 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
   --replace-on-node-loss-after S  a member that answers nothing while its node is NotReady is, after this many
                            seconds of it, removed and replaced on a live node, volume or not (default 30)
   --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
+  --stuck-stopping-after S  a deleted member pod still stopping after this many seconds on a live node is named for
+                           a person (Degraded PodStuckStopping; default 300: ten of member pods' 30 s grace periods)
   --corrupt-check-interval S  etcd's leader compares every member's data with its own this often, in seconds
                            (default 600; a mismatch raises CORRUPT); pods made from then on get it
   --image IMAGE            the operator's own image, run in pods for data guards, restores and volume backups (default etcd-operator:dev)
@@ -39,6 +41,7 @@ const OPTIONS = {
   workers: { type: 'string', default: '4' }, 'log-level': { type: 'string', default: 'info' },
   'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' }, image: { type: 'string', default: 'etcd-operator:dev' },
   'replace-member-after': { type: 'string', default: '60' }, 'replace-on-node-loss-after': { type: 'string', default: '30' }, 'keep-removed-claims': { type: 'string', default: '600' },
+  'stuck-stopping-after': { type: 'string', default: '300' },
   'corrupt-check-interval': { type: 'string', default: '600' }, 'allow-backup-endpoints': { type: 'boolean', default: false },
 } as const;
 
@@ -64,6 +67,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const replaceAfterMs = positive('replace-member-after', values['replace-member-after']) * 1000;
   const replaceOnNodeLossAfterMs = positive('replace-on-node-loss-after', values['replace-on-node-loss-after']) * 1000;
   const claimGraceMs = positive('keep-removed-claims', values['keep-removed-claims']) * 1000;
+  const stuckStoppingAfterMs = positive('stuck-stopping-after', values['stuck-stopping-after']) * 1000;
   const corruptCheckSeconds = positive('corrupt-check-interval', values['corrupt-check-interval']);
   const kubeConfig = loadKubeConfig(values.kubeconfig);
   const log = createLogger(values['log-level']);
@@ -73,7 +77,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   await runOperator({
     kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
-    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, replaceOnNodeLossAfterMs, claimGraceMs, corruptCheckSeconds,
+    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, replaceOnNodeLossAfterMs, claimGraceMs, stuckStoppingAfterMs, corruptCheckSeconds,
     allowBackupEndpoints: values['allow-backup-endpoints'],
   }, shutdown.signal);
   return 0;
