@@ -55,6 +55,11 @@ export interface OperatorOptions {
    * volume that does not unmount, a hung kubelet) and named for a person.
    */
   stuckStoppingAfterMs: number;
+  /**
+   * A cache not known current for this long is stale, and a leader acting on it is wedged: liveness fails. A watch
+   * is renewed every 15–30 s and a failing list retried within 45 s, so a working one never comes near (at least 60 s).
+   */
+  staleCacheAfterMs: number;
   /** The period of etcd's own comparison of the members' data. */
   corruptCheckSeconds: number;
   /** EtcdBackups may name etcdEndpoints (an etcd the operator does not manage): the installer's choice. */
@@ -64,11 +69,6 @@ export interface OperatorOptions {
 
 /** A term that ended and still has not let the process go after this long is wedged: liveness fails. */
 const STEP_DOWN_BOUND_MS = 30_000;
-/**
- * A cache not known current for this long is stale, and a leader acting on it is wedged: liveness fails. A
- * watch is renewed every 15–30 s and a failing list retried within 45 s, so a working one never comes near.
- */
-const STALE_CACHE_BOUND_MS = 180_000;
 
 /**
  * A member behind its leader that has come no closer to its log for this long is stalled: a learner is removed if a
@@ -101,7 +101,7 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
     live: () => {
       const since = endedAt === undefined ? 0 : performance.now() - endedAt;
       if (since >= STEP_DOWN_BOUND_MS) return `leadership ended ${Math.round(since / 1000)} s ago and the work has not stopped`;
-      return endedAt === undefined ? term?.stale(STALE_CACHE_BOUND_MS) : undefined;
+      return endedAt === undefined ? term?.stale(o.staleCacheAfterMs) : undefined;
     },
   });
   o.log.info({ address: health.address(), namespace: o.namespace ?? '(all)', identity }, 'etcd-operator started');

@@ -28,6 +28,8 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
   --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
   --stuck-stopping-after S  a deleted member pod still stopping after this many seconds on a live node is named for
                            a person (Degraded PodStuckStopping; default 300: ten of member pods' 30 s grace periods)
+  --stale-cache-after S    liveness (/healthz) fails once the leader's caches of the API have not been known current
+                           for this many seconds: it would act on what it saw then (default 180, at least 60)
   --corrupt-check-interval S  etcd's leader compares every member's data with its own this often, in seconds
                            (default 600; a mismatch raises CORRUPT); pods made from then on get it
   --image IMAGE            the operator's own image, run in pods for data guards, restores and volume backups (default etcd-operator:dev)
@@ -41,7 +43,7 @@ const OPTIONS = {
   workers: { type: 'string', default: '4' }, 'log-level': { type: 'string', default: 'info' },
   'auto-tls-validity': { type: 'string' }, 'auto-tls-renew-before': { type: 'string' }, image: { type: 'string', default: 'etcd-operator:dev' },
   'replace-member-after': { type: 'string', default: '60' }, 'replace-on-node-loss-after': { type: 'string', default: '30' }, 'keep-removed-claims': { type: 'string', default: '600' },
-  'stuck-stopping-after': { type: 'string', default: '300' },
+  'stuck-stopping-after': { type: 'string', default: '300' }, 'stale-cache-after': { type: 'string', default: '180' },
   'corrupt-check-interval': { type: 'string', default: '600' }, 'allow-backup-endpoints': { type: 'boolean', default: false },
 } as const;
 
@@ -68,6 +70,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   const replaceOnNodeLossAfterMs = positive('replace-on-node-loss-after', values['replace-on-node-loss-after']) * 1000;
   const claimGraceMs = positive('keep-removed-claims', values['keep-removed-claims']) * 1000;
   const stuckStoppingAfterMs = positive('stuck-stopping-after', values['stuck-stopping-after']) * 1000;
+  const staleCacheAfterMs = positive('stale-cache-after', values['stale-cache-after']) * 1000;
+  // A watch renews within 30 s and a failing list is retried within 45 s: a shorter bound fails a working operator.
+  if (staleCacheAfterMs < 60_000) throw new UsageError('--stale-cache-after must be at least 60 seconds');
   const corruptCheckSeconds = positive('corrupt-check-interval', values['corrupt-check-interval']);
   const kubeConfig = loadKubeConfig(values.kubeconfig);
   const log = createLogger(values['log-level']);
@@ -77,7 +82,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   await runOperator({
     kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
-    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, replaceOnNodeLossAfterMs, claimGraceMs, stuckStoppingAfterMs, corruptCheckSeconds,
+    dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, replaceOnNodeLossAfterMs, claimGraceMs, stuckStoppingAfterMs, staleCacheAfterMs, corruptCheckSeconds,
     allowBackupEndpoints: values['allow-backup-endpoints'],
   }, shutdown.signal);
   return 0;

@@ -12,7 +12,7 @@ import { startMinio } from '../support/minio.js';
 import { takeBackup } from '../support/backup-bed.js';
 
 const REMOVED = 'etcd.database.coreos.com/member-removed';
-const GRACE_S = 90;
+const GRACE_S = 45;
 
 test('a rebuild from backup on volumes keeps the survivor\'s claim for the grace period, unused, then deletes it', async (t) => {
   const bed = await testbed(t, 'rebuild-claims');

@@ -39,3 +39,12 @@ test('a command loads only its own modules: snapshot (run in backup and restore 
   assert.equal(run('version').status, 0);
   assert.match(run('status').stderr, /the Kubernetes client was loaded/, 'the guard itself works');
 });
+
+test('run: the bounds a person sets are refused clearly when they would fail a working operator or are no number', async () => {
+  const { runCommand } = await import('../../src/cli/run.js');
+  const run = (...flags: string[]): Promise<number> => runCommand(['--namespace', 'etcd', ...flags]);
+  // A watch renews within 30 s and a failing list is retried within 45 s: a shorter bound fails a healthy leader.
+  await assert.rejects(run('--stale-cache-after', '59'), (e: Error) => e instanceof UsageError && /--stale-cache-after must be at least 60 seconds/.test(e.message));
+  await assert.rejects(run('--stuck-stopping-after', '0'), (e: Error) => e instanceof UsageError && /--stuck-stopping-after: 0 is not a whole number above 0/.test(e.message));
+  await assert.rejects(run('--keep-removed-claims', 'ten'), (e: Error) => e instanceof UsageError && /--keep-removed-claims: ten/.test(e.message));
+});
