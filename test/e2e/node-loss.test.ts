@@ -21,6 +21,8 @@ import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
 
 /** A removed member's claim is deleted this long after: short, so the test sees the leftovers go. */
 const KEEP_REMOVED_CLAIMS_S = 20;
+/** A member silent on a NotReady node is replaced this long after (default 30 s): the mechanism, in less of CI's time. */
+const REPLACE_ON_NODE_LOSS_S = 10;
 const seconds = (ms: number): string => (ms / 1000).toFixed(1);
 
 /** When (ms since the epoch) the node was first seen NotReady, polled every half second until stopped. */
@@ -54,7 +56,7 @@ interface Loss {
  */
 async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise<number> {
   const bed = await testbed(t, prefix);
-  const operator = startOperator(t, bed.namespace, ['--keep-removed-claims', String(KEEP_REMOVED_CLAIMS_S)]);
+  const operator = startOperator(t, bed.namespace, ['--keep-removed-claims', String(KEEP_REMOVED_CLAIMS_S), '--replace-on-node-loss-after', String(REPLACE_ON_NODE_LOSS_S)]);
   const name = 'lost';
   const { load, leader } = await loadedCluster(bed, name, loss.spec, 240_000, { recorded: true });
   const pods = await bed.pods(name);
