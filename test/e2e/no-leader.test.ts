@@ -8,6 +8,8 @@ import { startOperator } from '../support/operator-process.js';
 import { isolateFromPeers } from '../support/partition.js';
 import { memberIds } from '../support/chaos.js';
 import { etcdPut } from '../support/etcd-gateway.js';
+import { startWriteLoad } from '../support/write-load.js';
+import { checkLoad } from '../support/load-check.js';
 
 test('every member cut off from its peers but answering the operator: Available=False (NoLeader), nothing replaced; healed, Available again', async (t) => {
   const bed = await testbed(t, 'no-leader');
@@ -18,6 +20,10 @@ test('every member cut off from its peers but answering the operator: Available=
   const available = async (): Promise<{ status?: string; reason?: string; message?: string } | undefined> =>
     (await bed.get('cut')).status?.conditions?.find((c) => c.type === 'Available');
   assert.equal((await available())?.status, 'True');
+  // Clients throughout: cut off, each member may serve its own data to serializable reads, and nothing else.
+  const load = startWriteLoad(await bed.clientEndpoint('cut'), 'load-', { checkedAs: `${bed.namespace}-cut` });
+  bed.after(() => load.stop());
+  await new Promise((r) => setTimeout(r, 5000));
 
   const heals = (await bed.pods('cut')).map((p) => isolateFromPeers(p.status?.podIP ?? ''));
   t.after(() => { heals.forEach((h) => { h(); }); });
@@ -36,5 +42,7 @@ test('every member cut off from its peers but answering the operator: Available=
   await eventually('Available again once healed', 120_000, async () => ((await available())?.status === 'True') || undefined);
   assert.deepEqual(await memberIds(bed, 'cut'), ids, 'the same members throughout');
   await eventually('a write served', 30_000, async () => etcdPut(await bed.clientEndpoint('cut'), 'after', 'heal'));
+  await new Promise((r) => setTimeout(r, 5000));
+  checkLoad(t, 'cut off and healed', await load.finish());
   operator.succeeded();
 });

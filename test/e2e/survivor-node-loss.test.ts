@@ -15,6 +15,8 @@ import { inject } from '../support/faults.js';
 import { untilReadiness } from '../support/lab-pods.js';
 import { memberHashes, memberNames } from '../support/chaos.js';
 import { kubectl } from '../support/kubectl.js';
+import { startWriteLoad } from '../support/write-load.js';
+import { checkLoad } from '../support/load-check.js';
 
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
 
@@ -34,6 +36,11 @@ test('fromSurvivor on volumes, 2 of 3 nodes killed: a person is told how to conf
   const lostNodes = lostPods.map((p) => p.spec?.nodeName ?? '');
   const started = Date.now();
   const heals = await Promise.all(lostNodes.map((node) => inject(t, { kind: 'node-kill', node })));
+  // Clients from the loss on, through the recovery, the nodes' return and the spread: nothing acknowledged from
+  // now on may be lost or read stale, and a member left on a returning node must never serve. (A write the two
+  // lost members alone acknowledged before the kill may be lost, the price of the opt-in recovery.)
+  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-kept` });
+  bed.after(() => load.stop());
   // Cut off, the two might still run as a majority: the operator forces nothing, and says how to tell it they are gone.
   // Until their etcd has stopped answering, the lost members are named as answering on a lost node (NodeLost too,
   // with nothing to confirm yet): the test waits for the one that says how to confirm they are gone.
@@ -78,5 +85,6 @@ test('fromSurvivor on volumes, 2 of 3 nodes killed: a person is told how to conf
   const { revision, hashes } = await memberHashes(bed, 'kept');
   assert.equal(new Set(hashes.values()).size, 1, `every member has the same HashKV at revision ${revision}`);
   assert.equal((await etcdGetPrefix(endpoint, 'key-')).size, 500);
+  checkLoad(t, 'through the recovery and the return', await load.finish());
   operator.succeeded();
 });
