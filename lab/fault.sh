@@ -76,8 +76,9 @@ heal() { # kind target | all
   record=$(fault_record "$kind" "$target")
   [ -e "$record" ] || { log "no fault $kind $target in force"; return 0; }
   timer=$(cat "$record")
-  # The timer that would heal it later, unless this is that timer (exec keeps its PID); it may be gone already.
-  if [ -n "$timer" ] && [ "$timer" != $$ ]; then kill "$timer" 2>/dev/null || true; fi
+  # The timer that would heal it later, unless this is that timer (exec keeps its PID); it may be gone already,
+  # and its number another process's since (a record left by a killed run).
+  if [ -n "$timer" ] && [ "$timer" != $$ ] && pid_is_ours "$timer" "$record"; then kill "$timer" 2>/dev/null || true; fi
   "fault_${kind//-/_}" off "$target"
   rm -f "$record"
   log "fault $kind $target healed"

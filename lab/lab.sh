@@ -84,7 +84,7 @@ build_extras_behind() {
   [ -x "$(checker_bin)" ] && [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && [ -s "$COREOS_FACTS" ] && csi_sidecars_built &&
     { echo built > "$EXTRAS_STATUS"; return 0; }
   local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null || true) # none on a first up
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && return 0
+  [ -n "$pid" ] && pid_is_ours "$pid" "$EXTRAS_STATUS" && return 0
   setsid nice -n 19 bash "$LAB_SRC_DIR/lab.sh" build-extras > "$LAB_CACHE/extras.log" 2>&1 < /dev/null 9>&- &
   echo "building $!" > "$EXTRAS_STATUS"
   log "building $EXTRA_TOOLS behind the lab (pid $!, log $LAB_CACHE/extras.log)"

@@ -233,7 +233,7 @@ kill_node_processes() { # n
     kill -KILL $(node_pids "$n") 2>/dev/null || true
     sleep 0.1
   done
-  for d in $(node_daemons "$n"); do rm -f "$LAB_HOME/run/$d.pid"; done
+  for d in $(node_daemons "$n"); do rm -f "$LAB_HOME/run/$d.pid" "$LAB_HOME/run/$d.pid.start"; done
   [ -z "$(node_pids "$n")" ] || { log "processes of $(node_name "$n") survived SIGKILL"; return 1; }
 }
 

@@ -1,18 +1,25 @@
 # Sourced by lab.sh: start and stop daemons by the PID recorded when they were started.
-# A pid file outlives its daemon when the lab is killed with its run (CI's time limit), and its number may since
-# belong to another process or to a thread (kill -0 accepts a thread's id: seen when a stale containerd pid was a
-# csi-provisioner thread, so `up` never started that containerd). Only a process, not a thread, that started no
-# later than its pid file was written is the daemon.
-pid_alive() { # name
-  local f="$LAB_HOME/run/$1.pid" pid ticks boot
-  [ -s "$f" ] || return 1
-  pid=$(cat "$f")
-  kill -0 "$pid" 2>/dev/null || return 1
+
+# Ticks since boot at which process PID started (field 22 of /proc/PID/stat, counted after its name): unlike a
+# start time in seconds since the epoch, no clock step moves it.
+proc_start() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'; }
+
+# Whether PID is still the process recorded in FILE. A record outlives its process when the lab is killed with its
+# run (CI's time limit), and its number may since belong to another process or to a thread (kill -0 accepts a
+# thread's id: seen when a stale containerd pid was a csi-provisioner thread, so `up` never started that
+# containerd). Ours: a live process, not a thread, that started at the ticks FILE.start holds or, without
+# one, no later than FILE was written.
+pid_is_ours() { # pid file
+  local pid=$1 file=$2 ticks
+  { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; } || return 1
   [ "$(awk '/^Tgid:/ {print $2}' "/proc/$pid/status" 2>/dev/null)" = "$pid" ] || return 1
-  ticks=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $20}')
-  boot=$(awk '/^btime/ {print $2}' /proc/stat)
-  [ $((boot + ticks / $(getconf CLK_TCK))) -le $(($(stat -c %Y "$f") + 2)) ]
+  grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null && return 1
+  ticks=$(proc_start "$pid"); [ -n "$ticks" ] || return 1
+  if [ -s "$file.start" ]; then [ "$(cat "$file.start")" = "$ticks" ]; return; fi
+  [ $(($(awk '/^btime/ {print $2}' /proc/stat) + ticks / $(getconf CLK_TCK))) -le $(($(stat -c %Y "$file") + 2)) ]
 }
+
+pid_alive() { local f="$LAB_HOME/run/$1.pid"; [ -s "$f" ] && pid_is_ours "$(cat "$f")" "$f"; } # name
 
 write_if_changed() { # path < content
   local tmp; tmp=$(mktemp)
@@ -27,6 +34,7 @@ start_daemon() { # name command...
   # 9>&-: the daemon must not inherit the lab lock, or it would hold it for its whole life.
   setsid "$@" >>"$LAB_HOME/logs/$name.log" 2>&1 < /dev/null 9>&- &
   echo $! > "$LAB_HOME/run/$name.pid"
+  proc_start $! > "$LAB_HOME/run/$name.pid.start" || true
   log "started $name (pid $!)"
 }
 
@@ -40,7 +48,7 @@ stop_daemon() { # name
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
     log "stopped $1 (pid $pid)"
   fi
-  rm -f "$f"
+  rm -f "$f" "$f.start"
 }
 
 wait_for() { # description timeout-seconds command...

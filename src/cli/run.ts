@@ -27,7 +27,8 @@ Every flag can also be set as ETCD_OPERATOR_<FLAG> (e.g. ETCD_OPERATOR_LOG_LEVEL
                            seconds of it, removed and replaced on a live node, volume or not (default 30)
   --keep-removed-claims S  a removed member's volume claim is deleted only this many seconds later (default 600)
   --stuck-stopping-after S  a deleted member pod still stopping after this many seconds on a live node is named for
-                           a person (Degraded PodStuckStopping; default 300: ten of member pods' 30 s grace periods)
+                           a person (Degraded PodStuckStopping; default 300: ten of member pods' 30 s grace periods;
+                           at least 30)
   --stale-cache-after S    liveness (/healthz) fails once the leader's caches of the API have not been known current
                            for this many seconds: it would act on what it saw then (default 180, at least 60)
   --corrupt-check-interval S  etcd's leader compares every member's data with its own this often, in seconds
@@ -70,6 +71,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const replaceOnNodeLossAfterMs = positive('replace-on-node-loss-after', values['replace-on-node-loss-after']) * 1000;
   const claimGraceMs = positive('keep-removed-claims', values['keep-removed-claims']) * 1000;
   const stuckStoppingAfterMs = positive('stuck-stopping-after', values['stuck-stopping-after']) * 1000;
+  // Member pods have 30 s to stop: a pod within its grace period is stopping, not stuck.
+  if (stuckStoppingAfterMs < 30_000) throw new UsageError('--stuck-stopping-after must be at least 30 seconds (the member pods\' grace period)');
   const staleCacheAfterMs = positive('stale-cache-after', values['stale-cache-after']) * 1000;
   // A watch renews within 30 s and a failing list is retried within 45 s: a shorter bound fails a working operator.
   if (staleCacheAfterMs < 60_000) throw new UsageError('--stale-cache-after must be at least 60 seconds');

@@ -23,7 +23,8 @@ test('every member cut off from its peers but answering the operator: Available=
   // Clients throughout: cut off, each member may serve its own data to serializable reads, and nothing else.
   const load = startWriteLoad(await bed.clientEndpoint('cut'), 'load-', { checkedAs: `${bed.namespace}-cut` });
   bed.after(() => load.stop());
-  await new Promise((r) => setTimeout(r, 5000));
+  // Long enough, at the paced writer's 10-30 writes a second on a busy machine, for checkLoad's 100 acknowledged.
+  await new Promise((r) => setTimeout(r, 10_000));
 
   const heals = (await bed.pods('cut')).map((p) => isolateFromPeers(p.status?.podIP ?? ''));
   t.after(() => { heals.forEach((h) => { h(); }); });
@@ -42,7 +43,7 @@ test('every member cut off from its peers but answering the operator: Available=
   await eventually('Available again once healed', 120_000, async () => ((await available())?.status === 'True') || undefined);
   assert.deepEqual(await memberIds(bed, 'cut'), ids, 'the same members throughout');
   await eventually('a write served', 30_000, async () => etcdPut(await bed.clientEndpoint('cut'), 'after', 'heal'));
-  await new Promise((r) => setTimeout(r, 5000));
+  await new Promise((r) => setTimeout(r, 10_000));
   checkLoad(t, 'cut off and healed', await load.finish());
   operator.succeeded();
 });

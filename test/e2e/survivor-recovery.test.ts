@@ -4,7 +4,7 @@ import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
 import { isReady, ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
+import { etcdGetPrefix, etcdPut, etcdPutMany } from '../support/etcd-gateway.js';
 import { startWriteLoad } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 
@@ -35,7 +35,10 @@ test('with volumes, 2 of 3 members lost for good: the opt-in recovery restarts t
     ((await bed.core.listNamespacedPersistentVolumeClaim({ namespace: bed.namespace })).items.length === 1 ? true : undefined));
   // Clients from here on, through the recovery and the scale back to 3: nothing acknowledged from now on may be
   // lost or read stale. (One acknowledged by the two lost members alone before the loss may be, the price of the
-  // opt-in recovery: the load starts after it.)
+  // opt-in recovery: the load starts once they serve no more. Deleted at once, their containers still run for
+  // a moment.)
+  await eventually('the lost majority serving no more', 60_000, async () =>
+    etcdPut(endpoint, 'probe', 'x', { timeoutMs: 2000, fresh: true }).then(() => undefined, () => true));
   const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-kept` });
   bed.after(() => load.stop());
   const started = Date.now();

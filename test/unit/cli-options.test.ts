@@ -46,5 +46,7 @@ test('run: the bounds a person sets are refused clearly when they would fail a w
   // A watch renews within 30 s and a failing list is retried within 45 s: a shorter bound fails a healthy leader.
   await assert.rejects(run('--stale-cache-after', '59'), (e: Error) => e instanceof UsageError && /--stale-cache-after must be at least 60 seconds/.test(e.message));
   await assert.rejects(run('--stuck-stopping-after', '0'), (e: Error) => e instanceof UsageError && /--stuck-stopping-after: 0 is not a whole number above 0/.test(e.message));
+  // Member pods have 30 s to stop: within it a pod is stopping, not stuck.
+  await assert.rejects(run('--stuck-stopping-after', '29'), (e: Error) => e instanceof UsageError && /--stuck-stopping-after must be at least 30 seconds/.test(e.message));
   await assert.rejects(run('--keep-removed-claims', 'ten'), (e: Error) => e instanceof UsageError && /--keep-removed-claims: ten/.test(e.message));
 });
