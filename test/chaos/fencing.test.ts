@@ -9,6 +9,8 @@ import { testbed } from '../support/cluster-testbed.js';
 import { loggedAt, startOperator } from '../support/operator-process.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { watchMembership } from '../support/chaos.js';
+import { startWriteLoad } from '../support/write-load.js';
+import { checkLoad } from '../support/load-check.js';
 
 const CUT_MS = 60_000;
 
@@ -27,6 +29,9 @@ test('the leader\'s API connection black-holed for 60 s while its cluster scales
   await bed.create(name, { size: 3 });
   await eventually('3 members', 180_000, () => bed.settledMembers(name, 3));
   const membership = watchMembership(t, bed, name);
+  // Clients through the scale and the fence: two operators must never change the membership under them.
+  const load = startWriteLoad(await bed.clientEndpoint(name), 'load-', { checkedAs: `${bed.namespace}-load` });
+  bed.after(() => load.stop());
 
   const scaledAt = Date.now();
   await bed.patchSpec(name, { size: 5 });
@@ -41,6 +46,7 @@ test('the leader\'s API connection black-holed for 60 s while its cluster scales
   // Whatever the old leader still had in hand would show by now.
   await sleep(10_000);
   const report = membership.stop();
+  checkLoad(t, 'scaled through the fence', await load.finish());
 
   const successorLed = logged(second, 'leading')[0];
   assert.ok(successorLed !== undefined, 'the standby took over');

@@ -17,7 +17,7 @@ import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGet, etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { corruptData, wipeVolume } from '../support/faults.js';
-import { loadedCluster } from '../support/write-load.js';
+import { loadedCluster, startWriteLoad } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 import { memberHashes, memberIds, memberNames } from '../support/chaos.js';
 
@@ -196,6 +196,10 @@ for (const role of ['a follower', 'the leader'] as const) {
     const rotten = `rot-${randomBytes(16).toString('hex')}`;
     const keys = Array.from({ length: 200 }, (_, i): [string, string] => [`key-${i}`, `value-${i}`]);
     await eventually('keys written', 60_000, async () => { await etcdPutMany(endpoint, [...keys, ['rotten', rotten]]); return true; });
+    // Clients from before the rot to after the disarm: under CORRUPT etcd serves nobody (no member is ready), and
+    // what it acknowledged before must read back as it was, from the members that stay.
+    const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-rot` });
+    bed.after(() => load.stop());
     const leader = (await bed.get(name)).status?.leader ?? '';
     const victim = role === 'the leader' ? leader : members.find((m) => m !== leader) ?? '';
     assert.ok(members.includes(victim), `${role} to rot`);
@@ -235,6 +239,7 @@ for (const role of ['a follower', 'the leader'] as const) {
     assert.equal(new Set(hashes.values()).size, 1, `every member has the same HashKV at revision ${revision}`);
     assert.equal((await etcdGetPrefix(endpoint, 'key-')).size, keys.length, 'every key');
     assert.equal(await etcdGet(endpoint, 'rotten'), rotten, 'the rotten value as it was written');
+    checkLoad(t, `${role} rotted`, await load.finish());
     operator.succeeded();
   });
 }
