@@ -112,10 +112,6 @@ async function survivesLoss(t: TestContext, prefix: string, loss: Loss): Promise
   return fullSizeMs;
 }
 
-test('node kill, members without volumes (a zone of one node lost): the member is removed, its pod deleted and a new member placed on a live node; nothing lost; spread again when the zone returns', async (t) => {
-  await survivesLoss(t, 'killempty', { spec: { size: 3 }, fault: (_node, zone) => ({ kind: 'zone-outage', zone }), what: 'zone outage, 3 members without volumes' });
-});
-
 test('node kill, members on volumes: the member is replaced like any, its claim kept aside and then deleted, never bound to another member', async (t) => {
   await survivesLoss(t, 'killvolume', { spec: { size: 3, pod: ON_VOLUMES }, fault: (node) => ({ kind: 'node-kill', node }), what: 'node kill, 3 members on volumes' });
 });
@@ -124,6 +120,8 @@ test('node partition longer than the replacement time: the cut-off member is rem
   await survivesLoss(t, 'partition', { spec: { size: 3, pod: ON_VOLUMES }, fault: (node) => ({ kind: 'node-partition', node }), what: 'node partition, 3 members on volumes' });
 });
 
+// Members without volumes lose their node through a zone outage here only: with 5 members it takes two at once,
+// where 3 members (a test of its own until CI ran out of time) lose one.
 test('zone outage with 5 members spread 2-2-1: the two members of the lost zone are replaced one at a time, the cluster serving throughout; spread again when the zone returns', async (t) => {
   await survivesLoss(t, 'zone5', { spec: { size: 5 }, fault: (_node, zone) => ({ kind: 'zone-outage', zone }), what: 'zone outage, 5 members without volumes' });
 });

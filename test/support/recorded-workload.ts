@@ -29,7 +29,10 @@ export interface WorkloadOptions {
   keys?: number;
   /** Every key starts with it; by default one of the workload's own, so that each starts from absent keys as the checker's model does. */
   prefix?: string;
-  /** A client's pause between operations, ms. */
+  /**
+   * A client's pause between operations, ms (default 120: some 20 operations a second of 3 clients, hundreds in a
+   * fault's minute; CI's two cores are what every test shares).
+   */
   pauseMs?: number;
   /** A call without an answer this long is cut: its outcome is unknown. */
   timeoutMs?: number;
@@ -75,7 +78,7 @@ function random(seed: number): () => number {
  */
 export function startRecordedWorkload(endpoint: string | readonly string[], options: WorkloadOptions = {}): RecordedWorkload {
   const endpoints = typeof endpoint === 'string' ? [endpoint] : endpoint;
-  const { clients = 3, watchers = 2, keys = 24, prefix = `lin-${randomUUID().slice(0, 8)}/`, pauseMs = 60, timeoutMs = 2000 } = options;
+  const { clients = 3, watchers = 2, keys = 24, prefix = `lin-${randomUUID().slice(0, 8)}/`, pauseMs = 120, timeoutMs = 2000 } = options;
   const started = process.hrtime.bigint();
   const now = (): number => Number(process.hrtime.bigint() - started);
   const operations: Operation[] = [];
