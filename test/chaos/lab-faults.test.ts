@@ -1,4 +1,6 @@
 // lab: exclusive — nodes killed and cut off, the API server black-holed.
+// suite: extended — in the gate, node-loss and membership-faults hold a node killed or cut off and a member starved
+// to the same checks, membership-safety a wiped volume, fencing and apiserver-restart the API server's loss.
 // Issue 15: the faults that lose etcd data, each under a write verifier, on a cluster of three members on
 // volumes, one a node. Nothing acknowledged is lost, every member ends with the same data (HashKV at one
 // revision), and membership changes only where the fault took a member's data.
@@ -26,21 +28,14 @@ interface Scenario {
   inflict(t: TestContext, bed: Testbed, victim: V1Pod): Promise<(() => Promise<void>) | undefined>;
   /** The member keeps its place (it comes back with its data, the fault lasting faultMs), or it is replaced, exactly once. */
   keeps: boolean;
-  /**
-   * The deterministic tests that hold this fault to the same checks (nothing acknowledged lost, a recorded load
-   * checked, the member kept or replaced once) in `npm test`: the short form runs here only without one, the long
-   * form always (CI's time: each scenario takes about a minute alone on the lab).
-   */
-  coveredBy?: string;
 }
 
 const SCENARIOS: Record<string, Scenario> = {
-  'its node killed': { keeps: !full, coveredBy: 'node-loss (a node rebooted: its member back on its data; the leader\'s node killed past the threshold: replaced once)', inflict: (t, _bed, victim) => inject(t, { kind: 'node-kill', node: victim.spec?.nodeName ?? '' }) },
-  'its node cut off from the network': { keeps: !full, coveredBy: 'membership-faults (a member on a volume on a node cut off for 40 s rejoins with its data) and node-loss (the leader\'s node cut off past the threshold: replaced once)', inflict: (t, _bed, victim) => inject(t, { kind: 'node-partition', node: victim.spec?.nodeName ?? '' }) },
+  'its node killed': { keeps: !full, inflict: (t, _bed, victim) => inject(t, { kind: 'node-kill', node: victim.spec?.nodeName ?? '' }) },
+  'its node cut off from the network': { keeps: !full, inflict: (t, _bed, victim) => inject(t, { kind: 'node-partition', node: victim.spec?.nodeName ?? '' }) },
   'the API server black-holed for everyone': { keeps: true, inflict: (t) => inject(t, { kind: 'apiserver-blackhole' }) },
   'it starved of CPU': {
     keeps: true,
-    coveredBy: 'membership-faults (finding 1: two of three members CPU-starved for 40 s, none removed)',
     inflict: (t, bed, victim) => inject(t, { kind: 'slow-member', namespace: bed.namespace, pod: victim.metadata?.name ?? '', cpuMillisPerSecond: 3 }),
   },
   'its volume wiped and its pod deleted': {
@@ -55,7 +50,7 @@ const SCENARIOS: Record<string, Scenario> = {
 };
 
 for (const seed of seeds) {
-  for (const [fault, scenario] of Object.entries(SCENARIOS).filter(([, s]) => full || s.coveredBy === undefined)) {
+  for (const [fault, scenario] of Object.entries(SCENARIOS)) {
     // Odd seeds take the leader, even seeds a follower (npm test runs seed 1: the harder case).
     const role = seed % 2 === 1 ? 'the leader' : 'a follower';
     test(`chaos: ${role} with ${fault}${scenario.keeps ? ` for ${faultMs / 1000} s` : ''}, seed ${seed}: nothing acknowledged lost, every member holds the same data`, async (t) => {

@@ -1,3 +1,4 @@
+// suite: extended — what an idle cluster costs (API requests, raft entries): a property of cost, measured here, not of safety.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';

@@ -1,5 +1,6 @@
-// lab: exclusive — nodes rebooted and cut off, the API server black-holed, a node disk filled.
-// The fault injectors of the lab (lab/fault.sh) do what they say, on the real nodes.
+// lab: exclusive — nodes killed, rebooted and cut off, zones lost, the API server black-holed.
+// suite: extended — the lab's own fault injectors: run when lab/ changes (the gate's fault tests need most of them to work).
+// Each fault injector of the lab (lab/fault.sh) does what it says, on the real nodes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -30,10 +31,38 @@ const noAnswer = async (endpoint: string): Promise<void> => {
   await assert.rejects(etcdGet(endpoint, 'k', { timeoutMs: 3000, fresh: true }), /timed out|EHOSTUNREACH/);
 };
 
-// A node killed and a zone lost are held to what they must do by node-loss, which needs them to (the node NotReady
-// after so long, every member on it answering nothing, replaced): a self-test of each here cost CI's time twice.
-// A partition that let traffic through, a reboot that kept the sandboxes, would leave a test there passing on
-// nothing: those keep their self-tests.
+test('node kill: nothing on the node answers, it turns NotReady through the node lifecycle controller; revived, both come back', async (t) => {
+  const c = core();
+  const namespace = await testNamespace(t, 'kill');
+  const victim = node(2);
+  const pod = await readyPod(c, namespace, etcdServerPod('victim', victim));
+  await etcdPut(endpointOf(pod), 'k', 'before the kill');
+
+  const revive = await inject(t, { kind: 'node-kill', node: victim });
+  const killed = Date.now();
+  await noAnswer(endpointOf(pod));
+  await untilReadiness(c, victim, 'Unknown');
+  t.diagnostic(`${victim} NotReady (Unknown) ${seconds(killed)} s after the kill`);
+  for (const other of lab().nodes.filter((n) => n.name !== victim)) assert.equal(await nodeReadiness(c, other.name), 'True');
+
+  await revive();
+  const revived = Date.now();
+  await untilReadiness(c, victim, 'True');
+  t.diagnostic(`${victim} Ready ${seconds(revived)} s after the revival`);
+  assert.equal(await eventually('the pod answering again', 30_000, () => etcdGet(endpointOf(pod), 'k')), 'before the kill');
+});
+
+test('zone outage: every node of the zone is killed at once; the other zones stay Ready', async (t) => {
+  const c = core();
+  const zone = lab().nodes[1]?.zone ?? '';
+  const inZone = lab().nodes.filter((n) => n.zone === zone).map((n) => n.name);
+  const restore = await inject(t, { kind: 'zone-outage', zone });
+  for (const name of inZone) await untilReadiness(c, name, 'Unknown');
+  for (const other of lab().nodes.filter((n) => n.zone !== zone)) assert.equal(await nodeReadiness(c, other.name), 'True');
+  await restore();
+  for (const name of inZone) await untilReadiness(c, name, 'True');
+});
+
 test('node partition: the node and its pods keep running but reach nobody and nobody reaches them; healed, traffic flows again', async (t) => {
   const c = core();
   const namespace = await testNamespace(t, 'partition');

@@ -1,4 +1,5 @@
 // lab: exclusive — a node killed.
+// suite: extended — the lab's own storage: run when lab/ changes (the gate's tests on volumes need it to work).
 // The lab's default StorageClass: node-local volumes from a real provisioner, which live and die with their node.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

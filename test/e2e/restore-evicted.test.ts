@@ -1,3 +1,4 @@
+// suite: extended — a restore's member evicted before its etcd ran (seen once in a bench run): restore and disaster-recovery hold restores in the gate.
 // A restore's member evicted by its kubelet while it fetched the snapshot (seen in a bench run, its node low
 // on disk): the pod is Failed for good, its etcd never ran, nothing was acknowledged. The restore must make
 // it again once the cause is gone, not wait for ever as "bootstrapping: 0 of 1 members started". The

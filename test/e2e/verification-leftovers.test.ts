@@ -1,3 +1,4 @@
+// suite: extended — an edge of verification (a restore of its name not its own, one left behind, one called off), whose main path verified-backup and verified-point-in-time hold in the gate.
 // A verification's disposable restore is its own and nobody else's: an EtcdRestore of the same name that is
 // not a verification's is reported and left alone; one of its own left behind (the operator stopped between
 // recording a verdict and deleting it) is deleted instead of holding every later verification back; and a
