@@ -1,3 +1,5 @@
+// suite: extended — eighteen member replacements (six kinds, a roll each): that each kind changes the template digest
+// is the unit test's (pod-template), and pod-spec-roll shows a roll carrying a changed template onto every member in the gate.
 // Issue 33: every kind of spec.pod change reaches the running members, one at a time by the roll rules, under
 // writes. pod-spec-roll covers resources (restarted on volumes), labels and annotations (patched) and the user
 // (root to restricted); here the other kinds, on members without volumes, so each is replaced, its successor first.
