@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: installs and builds what is missing, and runs every suite with the lab up, in two phases:
+# `npm test`: installs and builds what is missing, and runs the suites of the gate (or, with TEST_SUITE=extended, the others) with the lab up, in two phases:
 #   1. every suite that shares the lab fairly (a namespace and an operator of its own), two files at a time
 #      (TEST_CONCURRENCY): a lab test under its paced write load keeps the two cores some 75% busy alone; three at
 #      a time held them 95-99% busy (load average 42) and an operator's lease renewals went unanswered;
