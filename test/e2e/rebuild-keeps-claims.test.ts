@@ -66,7 +66,7 @@ test('a rebuild from backup on volumes keeps the survivor\'s claim for the grace
   assert.equal((await etcdGetPrefix(await bed.clientEndpoint('held'), 'after-backup')).size, 0, 'the write after the backup is not in the rebuilt cluster: it is on the kept claim');
 
   // Deleted once the grace period is over, counted from when it was set aside.
-  await eventually('the survivor\'s claim deleted after the grace period', (GRACE_S + 90) * 1000, async () => claimGoneAt);
+  await eventually('the survivor\'s claim deleted after the grace period', (GRACE_S + 90) * 1000, () => Promise.resolve(claimGoneAt));
   clearInterval(watching);
   assert.ok(setAside, `the survivor's claim ${survivor} was deleted without being set aside first`);
   const lived = ((claimGoneAt ?? 0) - Date.parse(setAside)) / 1000;
