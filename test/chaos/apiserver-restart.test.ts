@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { eventually, restartApiServer } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkedLoad, untilServing } from '../support/write-load.js';
 import { memberNames } from '../support/chaos.js';
 import { checkLoad } from '../support/load-check.js';
 
@@ -22,9 +22,7 @@ test('chaos: the API server restarted under the operator: nothing done on stale 
   await eventually('3 members settled', 120_000, settled(3));
   const endpoint = await bed.clientEndpoint('steady');
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-load` });
-  // A failed test stops its writer too, instead of writing on until the file's time limit.
-  bed.after(() => load.stop());
+  const load = checkedLoad(bed, endpoint, 'load');
   const acted = actions(operator.logs).length;
 
   await restartApiServer();

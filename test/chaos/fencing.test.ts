@@ -9,7 +9,7 @@ import { testbed } from '../support/cluster-testbed.js';
 import { loggedAt, startOperator } from '../support/operator-process.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { watchMembership } from '../support/chaos.js';
-import { startWriteLoad } from '../support/write-load.js';
+import { checkedLoad } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 
 const CUT_MS = 60_000;
@@ -30,8 +30,7 @@ test('the leader\'s API connection black-holed for 60 s while its cluster scales
   await eventually('3 members', 180_000, () => bed.settledMembers(name, 3));
   const membership = watchMembership(t, bed, name);
   // Clients through the scale and the fence: two operators must never change the membership under them.
-  const load = startWriteLoad(await bed.clientEndpoint(name), 'load-', { checkedAs: `${bed.namespace}-load` });
-  bed.after(() => load.stop());
+  const load = checkedLoad(bed, await bed.clientEndpoint(name), 'load');
 
   const scaledAt = Date.now();
   await bed.patchSpec(name, { size: 5 });

@@ -4,7 +4,7 @@ import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import type { TestOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkedLoad, untilServing } from '../support/write-load.js';
 import { chaosSettings, memberNames, seededRandom } from '../support/chaos.js';
 import { checkLoad } from '../support/load-check.js';
 
@@ -22,9 +22,7 @@ for (const seed of seeds) {
     await eventually('3 members settled', 120_000, settled);
     const endpoint = await bed.clientEndpoint('leaders');
     await untilServing(endpoint);
-    const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-load` });
-    // A failed test stops its writer too, instead of writing on until the file's time limit.
-    bed.after(() => load.stop());
+    const load = checkedLoad(bed, endpoint, 'load');
     for (let round = 1; round <= (full ? 5 : 2); round++) {
       const leader = await eventually('one replica leading', 60_000, async () => Promise.resolve(replicas.filter(leading).length === 1 ? replicas.find(leading) : undefined));
       await leader.kill();

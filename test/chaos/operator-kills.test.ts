@@ -5,7 +5,7 @@ import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import type { TestOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkedLoad, untilServing } from '../support/write-load.js';
 import { chaosSettings, memberNames, seededRandom, watchMembership } from '../support/chaos.js';
 import { checkLoad } from '../support/load-check.js';
 
@@ -22,9 +22,7 @@ for (const seed of seeds) {
     const endpoint = await bed.clientEndpoint('opkill');
     await untilServing(endpoint);
     const membership = watchMembership(t, bed, 'opkill');
-    const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-load` });
-    // A failed test stops its writer too, instead of writing on until the file's time limit.
-    bed.after(() => load.stop());
+    const load = checkedLoad(bed, endpoint, 'load');
     const phases: { name: string; size: number; version: string; start(): Promise<void> }[] = [
       { name: 'scale-up 3→5', size: 5, version: '3.5.17', start: () => bed.patchSpec('opkill', { size: 5 } satisfies Partial<ClusterSpec>) },
       { name: 'scale-down 5→3', size: 3, version: '3.5.17', start: () => bed.patchSpec('opkill', { size: 3 }) },

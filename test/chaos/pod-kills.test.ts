@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkedLoad, untilServing } from '../support/write-load.js';
 import { chaosSettings, memberNames, seededRandom, watchMembership } from '../support/chaos.js';
 import { checkLoad } from '../support/load-check.js';
 
@@ -21,9 +21,7 @@ for (const size of [3, 5]) {
       const endpoint = await bed.clientEndpoint('kills');
       await untilServing(endpoint);
       const membership = watchMembership(t, bed, 'kills');
-      const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-load` });
-      // A failed test stops its writer too, instead of writing on until the file's time limit.
-      bed.after(() => load.stop());
+      const load = checkedLoad(bed, endpoint, 'load');
       const deadline = Date.now() + durationMs;
       let kills = 0;
       let slowestRecoveryMs = 0;

@@ -9,7 +9,7 @@ import { isReady, testbed } from '../support/cluster-testbed.js';
 import { deployCoreOSOperator, publishNotReadyPeers } from '../support/coreos-operator.js';
 import { post } from '../support/etcd-gateway.js';
 import { startOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkedLoad, untilServing } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 import { memberIds } from '../support/chaos.js';
 import { COREOS_MEMBER_LABEL } from '../../src/k8s/labels.js';
@@ -35,8 +35,7 @@ test('CoreOS clusters are taken over in place once its operator is stopped: noth
   for (const c of clusters) await eventually(`3 CoreOS members of ${c} Ready`, 300_000, () => running(c));
   const endpoint = await bed.clientEndpoint('kept');
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'w-', { checkedAs: `${bed.namespace}-kept` });
-  bed.after(() => load.stop());
+  const load = checkedLoad(bed, endpoint, 'kept', 'w-');
   const before = lives(await bed.pods('kept'));
 
   // Started beside the running CoreOS operator (a user who forgot to stop it): it must not act.

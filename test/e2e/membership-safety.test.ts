@@ -17,7 +17,7 @@ import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGet, etcdGetPrefix, etcdPutMany } from '../support/etcd-gateway.js';
 import { corruptData, wipeVolume } from '../support/faults.js';
-import { loadedCluster, startWriteLoad } from '../support/write-load.js';
+import { checkedLoad, loadedCluster } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 import { memberHashes, memberIds, memberNames } from '../support/chaos.js';
 
@@ -198,8 +198,7 @@ for (const role of ['a follower', 'the leader'] as const) {
     await eventually('keys written', 60_000, async () => { await etcdPutMany(endpoint, [...keys, ['rotten', rotten]]); return true; });
     // Clients from before the rot to after the disarm: under CORRUPT etcd serves nobody (no member is ready), and
     // what it acknowledged before must read back as it was, from the members that stay.
-    const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-rot` });
-    bed.after(() => load.stop());
+    const load = checkedLoad(bed, endpoint, 'rot');
     const leader = (await bed.get(name)).status?.leader ?? '';
     const victim = role === 'the leader' ? leader : members.find((m) => m !== leader) ?? '';
     assert.ok(members.includes(victim), `${role} to rot`);

@@ -8,7 +8,7 @@ import { startOperator } from '../support/operator-process.js';
 import { isolateFromPeers } from '../support/partition.js';
 import { memberIds } from '../support/chaos.js';
 import { etcdPut } from '../support/etcd-gateway.js';
-import { startWriteLoad } from '../support/write-load.js';
+import { checkedLoad } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 
 test('every member cut off from its peers but answering the operator: Available=False (NoLeader), nothing replaced; healed, Available again', async (t) => {
@@ -21,8 +21,7 @@ test('every member cut off from its peers but answering the operator: Available=
     (await bed.get('cut')).status?.conditions?.find((c) => c.type === 'Available');
   assert.equal((await available())?.status, 'True');
   // Clients throughout: cut off, each member may serve its own data to serializable reads, and nothing else.
-  const load = startWriteLoad(await bed.clientEndpoint('cut'), 'load-', { checkedAs: `${bed.namespace}-cut` });
-  bed.after(() => load.stop());
+  const load = checkedLoad(bed, await bed.clientEndpoint('cut'), 'cut');
   // Long enough, at the paced writer's 10-30 writes a second on a busy machine, for checkLoad's 100 acknowledged.
   await new Promise((r) => setTimeout(r, 10_000));
 

@@ -15,7 +15,7 @@ import { inject } from '../support/faults.js';
 import { untilReadiness } from '../support/lab-pods.js';
 import { memberHashes, memberNames } from '../support/chaos.js';
 import { kubectl } from '../support/kubectl.js';
-import { startWriteLoad } from '../support/write-load.js';
+import { checkedLoad } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
@@ -51,8 +51,7 @@ test('fromSurvivor on volumes, 2 of 3 nodes killed: a person is told how to conf
   // members alone acknowledged before the kill may be lost, the price of the opt-in recovery. Started before the
   // word rather than at the kill: every write of minutes without a quorum stays pending in the checker's search,
   // which past some 300 s is not decided in its minute.)
-  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-kept` });
-  bed.after(() => load.stop());
+  const load = checkedLoad(bed, endpoint, 'kept');
   const tainted = Date.now();
   for (const node of lostNodes) kubectl(['taint', 'node', node, `${OUT_OF_SERVICE}=nodeshutdown:NoExecute`]);
   // Whatever happens, the lab's nodes are left without it.

@@ -5,7 +5,7 @@ import { eventually } from '../support/lab.js';
 import { isReady, ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { etcdGetPrefix, etcdPut, etcdPutMany } from '../support/etcd-gateway.js';
-import { startWriteLoad } from '../support/write-load.js';
+import { checkedLoad } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 
 test('with volumes, 2 of 3 members lost for good: the opt-in recovery restarts the survivor alone and scales back to 3 with every key it had', async (t) => {
@@ -39,8 +39,7 @@ test('with volumes, 2 of 3 members lost for good: the opt-in recovery restarts t
   // a moment.)
   await eventually('the lost majority serving no more', 60_000, async () =>
     etcdPut(endpoint, 'probe', 'x', { timeoutMs: 2000, fresh: true }).then(() => undefined, () => true));
-  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-kept` });
-  bed.after(() => load.stop());
+  const load = checkedLoad(bed, endpoint, 'kept');
   const started = Date.now();
   await bed.patchSpec('kept', { paused: false });
 

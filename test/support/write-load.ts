@@ -110,6 +110,18 @@ export async function untilServing(endpoint: string): Promise<void> {
   await eventually('the client Service answers', 30_000, async () => ((await startWriteLoad(endpoint, 'warmup-', { maxWrites: 1 }).finish()).acknowledged === 1 ? true : undefined));
 }
 
+/**
+ * A write load on `endpoint` with recorded clients beside it, checked as `${bed.namespace}-${name}` when it
+ * finishes (checkLoad), and stopped when the test ends: a test that fails before finishing it would otherwise
+ * keep writing (up to 100,000 tries against a cluster deleted with its namespace), holding its file open until
+ * the file's own time limit.
+ */
+export function checkedLoad(bed: Testbed, endpoint: string, name: string, prefix = 'load-'): WriteLoad {
+  const load = startWriteLoad(endpoint, prefix, { checkedAs: `${bed.namespace}-${name}` });
+  bed.after(() => load.stop());
+  return load;
+}
+
 export interface LoadedCluster {
   /** The member names once settled, sorted. */
   members: string[];
@@ -130,10 +142,9 @@ export async function loadedCluster(bed: Testbed, name: string, spec: ClusterSpe
   const members = await eventually(`${spec.size} members settled`, settleMs, () => bed.settledMembers(name, spec.size));
   const endpoint = await bed.clientEndpoint(name);
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'load-', options.recorded ? { checkedAs: `${bed.namespace}-${name}` } : {});
-  // A test that fails before finishing the load would otherwise keep writing (up to 100,000 tries against a
-  // cluster deleted with its namespace), holding its file open until the file's own time limit.
-  bed.after(() => load.stop());
+  const load = options.recorded ? checkedLoad(bed, endpoint, name) : startWriteLoad(endpoint, 'load-');
+  // Stopped with the test, as checkedLoad's is.
+  if (!options.recorded) bed.after(() => load.stop());
   const leader = await eventually('a leader reported', 30_000, async () => (await bed.get(name)).status?.leader);
   return { members, endpoint, load, leader };
 }
