@@ -48,9 +48,11 @@ const OPTIONS = {
   'corrupt-check-interval': { type: 'string', default: '600' }, 'allow-backup-endpoints': { type: 'boolean', default: false },
 } as const;
 
-function positive(flag: string, text: string): number {
+/** A whole number of seconds above 0, and at least `least` where less would fail a working operator (`why`). */
+function positive(flag: string, text: string, least = 1, why = ''): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${flag}: ${text} is not a whole number above 0`);
+  if (n < least) throw new UsageError(`--${flag} must be at least ${least} seconds${why}`);
   return n;
 }
 
@@ -70,12 +72,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   const replaceAfterMs = positive('replace-member-after', values['replace-member-after']) * 1000;
   const replaceOnNodeLossAfterMs = positive('replace-on-node-loss-after', values['replace-on-node-loss-after']) * 1000;
   const claimGraceMs = positive('keep-removed-claims', values['keep-removed-claims']) * 1000;
-  const stuckStoppingAfterMs = positive('stuck-stopping-after', values['stuck-stopping-after']) * 1000;
   // Member pods have 30 s to stop: a pod within its grace period is stopping, not stuck.
-  if (stuckStoppingAfterMs < 30_000) throw new UsageError('--stuck-stopping-after must be at least 30 seconds (the member pods\' grace period)');
-  const staleCacheAfterMs = positive('stale-cache-after', values['stale-cache-after']) * 1000;
+  const stuckStoppingAfterMs = positive('stuck-stopping-after', values['stuck-stopping-after'], 30, ' (the member pods\' grace period)') * 1000;
   // A watch renews within 30 s and a failing list is retried within 45 s: a shorter bound fails a working operator.
-  if (staleCacheAfterMs < 60_000) throw new UsageError('--stale-cache-after must be at least 60 seconds');
+  const staleCacheAfterMs = positive('stale-cache-after', values['stale-cache-after'], 60) * 1000;
   const corruptCheckSeconds = positive('corrupt-check-interval', values['corrupt-check-interval']);
   const kubeConfig = loadKubeConfig(values.kubeconfig);
   const log = createLogger(values['log-level']);

@@ -102,6 +102,16 @@ export async function changeLogThrough(bed: Testbed, name: string, revision: num
   return log?.status === 'True' && (b.status?.changeLog?.throughRevision ?? 0) >= revision ? b : undefined;
 }
 
+/**
+ * Waits, writing a key a second to `endpoint`, until backup `name`'s change log holds the revision `endpoint` stands
+ * at now: fixed when the wait begins, since one read at each probe moves on with the writes, ahead of a log 2 s a
+ * chunk behind (store-hang failed so in a full run).
+ */
+export async function untilLogFollows(bed: Testbed, endpoint: string, name: string): Promise<EtcdBackup> {
+  const target = (await etcdStatus(endpoint)).revision;
+  return writingUntil(endpoint, 'the change log following', 90_000, () => changeLogThrough(bed, name, target));
+}
+
 /** Writes a key a second to `endpoint` while `probe` is awaited (as `eventually`): a change log has revisions to store all along. */
 export async function writingUntil<T>(endpoint: string, what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   let i = 0;
@@ -128,10 +138,7 @@ export async function followedBed(t: TestContext, prefix: string): Promise<Await
   });
   const [first] = members;
   if (!first) throw new Error('no member');
-  // Through a revision fixed now: one read at each probe moves on with the writes, and the log, 2 s a chunk
-  // behind them, may never be seen at it (store-hang failed so in a full run).
-  const target = (await etcdStatus(podUrl(first))).revision;
-  await writingUntil(podUrl(first), 'the change log following', 90_000, async () => changeLogThrough(bed, 'live', target));
+  await untilLogFollows(bed, podUrl(first), 'live');
   const lines = operator.logs.flatMap((l) => { try { return [JSON.parse(l) as { msg?: string; endpoint?: string }]; } catch { return []; } });
   const endpoint = lines.filter((l) => l.msg === 'change log following').at(-1)?.endpoint ?? '';
   const watched = members.find((p) => endpoint.includes(p.metadata?.name ?? '-') || endpoint.includes(p.status?.podIP ?? '-'));
