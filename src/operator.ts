@@ -109,7 +109,9 @@ export async function runOperator(o: OperatorOptions, signal: AbortSignal): Prom
   // Everything a term does goes through a transport and etcd clients cut off when it ends: no request it made
   // is still waiting for an answer, to act on, once a successor may lead.
   const work = async (active: AbortSignal): Promise<void> => {
+    metrics.leading(true);
     active.addEventListener('abort', () => {
+      metrics.leading(false);
       endedAt = performance.now();
       o.log.info({ reason: String(active.reason) }, 'term ended; stopping its work');
     }, { once: true });
@@ -173,7 +175,7 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   const clusterController = controllerOf('etcdcluster', clusterReconciler({
     transport, etcdClients, events,
     clusters: clusters.store, pods: pods.store, claims: claims.store, services: services.store, budgets: budgets.store, secrets, nodes: nodes.store,
-    restores: restores.store, backups: backups.store, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain,
+    restores: restores.store, backups: backups.store, metrics: metrics.clusters.observer, memberPods: { image: o.operatorImage, corruptCheckSeconds: o.corruptCheckSeconds }, autoTls: o.autoTls, clusterDomain: o.clusterDomain,
     settings: { replaceAfterMs: o.replaceAfterMs, replaceOnNodeLossAfterMs: o.replaceOnNodeLossAfterMs, claimGraceMs: o.claimGraceMs, learnerMaxLag: 1000, stuckStoppingAfterMs: o.stuckStoppingAfterMs, stalledAfterMs: STALLED_AFTER_MS },
   })).watches(clusters, generationChanged).owns(pods, 'EtcdCluster').owns(services, 'EtcdCluster').owns(budgets, 'EtcdCluster')
     // A claim may carry no owner reference (kept when its cluster is deleted): its labels name the cluster.

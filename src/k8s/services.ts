@@ -1,5 +1,6 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { CLIENT_PORT, PEER_PORT } from '../etcd/identity.js';
+import { METRICS_PORT } from './member-pod.js';
 import type { ClusterAddress } from '../etcd/identity.js';
 import { clusterLabels } from './labels.js';
 import { ownedByCluster } from './owner.js';
@@ -25,5 +26,27 @@ export function clientService(a: ClusterAddress, clusterUid: string): V1Service 
     apiVersion: 'v1', kind: 'Service',
     metadata: { name: `${a.cluster}-client`, namespace: a.namespace, labels: clusterLabels(a.cluster), ownerReferences: [ownedByCluster(a.cluster, clusterUid)] },
     spec: { selector: clusterLabels(a.cluster), ports: [{ name: 'client', port: CLIENT_PORT }] },
+  };
+}
+
+/** The name of a cluster's metrics Service: a cluster of that name would need it for its own peers. */
+export const metricsServiceName = (cluster: string): string => `${cluster}-metrics`;
+
+/**
+ * `<cluster>-metrics`: every member's plain metrics listener (etcd's /metrics, under TLS clusters too), for a
+ * ServiceMonitor (by its port's name) or a Prometheus that keeps targets by the prometheus.io annotations. Headless,
+ * with members not ready: a member in trouble is the one whose metrics matter most.
+ */
+export function metricsService(a: ClusterAddress, clusterUid: string): V1Service {
+  return {
+    apiVersion: 'v1', kind: 'Service',
+    metadata: {
+      name: metricsServiceName(a.cluster), namespace: a.namespace, labels: clusterLabels(a.cluster), ownerReferences: [ownedByCluster(a.cluster, clusterUid)],
+      annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(METRICS_PORT), 'prometheus.io/path': '/metrics' },
+    },
+    spec: {
+      clusterIP: 'None', publishNotReadyAddresses: true, selector: clusterLabels(a.cluster),
+      ports: [{ name: 'metrics', port: METRICS_PORT }],
+    },
   };
 }

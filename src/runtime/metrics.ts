@@ -1,10 +1,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { QueueObserver } from './workqueue.js';
 import type { ReconcileObserver } from './controller.js';
+import { ClusterMetrics } from './cluster-metrics.js';
 
 /** What the backup controller reports of each backup. */
 export interface BackupObserver {
-  taken(namespace: string, backup: string, t: { atMs: number; bytes: number; revision: number; seconds: number }): void;
+  /** A backup taken; `intervalSeconds`: how often the EtcdBackup takes one (0: once). */
+  taken(namespace: string, backup: string, t: { atMs: number; bytes: number; revision: number; seconds: number; intervalSeconds: number }): void;
   failed(namespace: string, backup: string): void;
   /** A continuous backup's change log, as it stands. */
   changeLog(namespace: string, backup: string, s: { throughRevision?: number; confirmedAtMs?: number; gaps: readonly unknown[] }): void;
@@ -71,6 +73,14 @@ export class RuntimeMetrics {
     name: 'etcd_operator_backup_last_duration_seconds', help: 'How long the newest backup took, snapshot to stored.', labelNames: this.backupLabels, registers: [this.registry],
   });
 
+  private readonly backupInterval = new Gauge({
+    name: 'etcd_operator_backup_interval_seconds', help: 'How often a periodic EtcdBackup takes a backup (absent for a one-off): a newest backup older than twice this is stale.',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
+  private readonly backupFailing = new Gauge({
+    name: 'etcd_operator_backup_failing', help: '1 while the last backup attempt failed, 0 once one succeeds.', labelNames: this.backupLabels, registers: [this.registry],
+  });
+
   private readonly changeLogRevision = new Gauge({
     name: 'etcd_operator_changelog_revision', help: 'Every revision up to this one is in the continuous backup\'s change log.',
     labelNames: this.backupLabels, registers: [this.registry],
@@ -105,13 +115,31 @@ export class RuntimeMetrics {
   private readonly verifiedRevision = new Gauge({
     name: 'etcd_operator_backup_last_verified_revision', help: 'The revision of the backup last proven to restore.', labelNames: this.backupLabels, registers: [this.registry],
   });
+  private readonly verificationFailing = new Gauge({
+    name: 'etcd_operator_backup_verification_failing', help: '1 while the last verification of the newest backup failed (its restore did not hold the live data), 0 once one passes.',
+    labelNames: this.backupLabels, registers: [this.registry],
+  });
   private readonly restoreSeconds = new Gauge({
     name: 'etcd_operator_backup_restore_duration_seconds', help: 'How long the last verified restore took to serve the data (the measured RTO).',
     labelNames: this.backupLabels, registers: [this.registry],
   });
 
+  private readonly leader = new Gauge({
+    name: 'etcd_operator_leader', help: '1 while this process leads (holds the lease) and runs the controllers, 0 while it stands by.', registers: [this.registry],
+  });
+
+  /** Each EtcdCluster's health, as the leading process sees it. */
+  readonly clusters = new ClusterMetrics(this.registry);
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    this.leader.set(0);
+  }
+
+  /** A term begins or ends: a process that stops leading drops what it reported of the clusters. */
+  leading(yes: boolean): void {
+    this.leader.set(yes ? 1 : 0);
+    if (!yes) this.clusters.reset();
   }
 
   /** For the backup controller: each backup's outcome, and its series dropped when the EtcdBackup goes. */
@@ -123,8 +151,14 @@ export class RuntimeMetrics {
       this.backupBytes.set(labels, t.bytes);
       this.backupRevision.set(labels, t.revision);
       this.backupSeconds.set(labels, t.seconds);
+      this.backupFailing.set(labels, 0);
+      if (t.intervalSeconds > 0) this.backupInterval.set(labels, t.intervalSeconds);
+      else this.backupInterval.remove(labels);
     },
-    failed: (namespace, backup) => { this.backups.inc({ namespace, backup, result: 'failed' }); },
+    failed: (namespace, backup) => {
+      this.backups.inc({ namespace, backup, result: 'failed' });
+      this.backupFailing.set({ namespace, backup }, 1);
+    },
     changeLog: (namespace, backup, s) => {
       const labels = { namespace, backup };
       this.changeLogGaps.set(labels, s.gaps.length);
@@ -136,7 +170,10 @@ export class RuntimeMetrics {
     verified: (namespace, backup, v) => {
       const labels = { namespace, backup };
       this.verifications.inc({ ...labels, result: v.result });
+      // An inconclusive verification (the live cluster moved on, say) proves nothing either way.
+      if (v.result === 'failed') this.verificationFailing.set(labels, 1);
       if (v.result !== 'passed') return;
+      this.verificationFailing.set(labels, 0);
       this.verifiedAt.set(labels, v.atMs / 1000);
       this.verifiedRevision.set(labels, v.revision);
       if (v.restoreSeconds !== undefined) this.restoreSeconds.set(labels, v.restoreSeconds);
@@ -144,7 +181,7 @@ export class RuntimeMetrics {
     gone: (namespace, backup) => {
       this.confirmedAt.delete(`${namespace}/${backup}`);
       for (const result of ['passed', 'failed', 'inconclusive']) this.verifications.remove({ namespace, backup, result });
-      for (const m of [this.backupSuccess, this.backupBytes, this.backupRevision, this.backupSeconds, this.changeLogRevision, this.changeLogConfirmed, this.changeLogRpo, this.changeLogGaps,
+      for (const m of [this.backupSuccess, this.backupBytes, this.backupRevision, this.backupSeconds, this.backupInterval, this.backupFailing, this.verificationFailing, this.changeLogRevision, this.changeLogConfirmed, this.changeLogRpo, this.changeLogGaps,
         this.verifiedAt, this.verifiedRevision, this.restoreSeconds]) {
         m.remove({ namespace, backup });
       }

@@ -104,7 +104,7 @@ async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBack
   try {
     const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
     if (!taken) return { requeueAfterMs: 2000 };
-    d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds });
+    d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds, intervalSeconds: intervalMs / 1000 });
     const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
     await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, (current) => ({
       ...current.status,

@@ -20,7 +20,7 @@ import { revisionBumpOf } from '../../api/etcd-backup.js';
 import { gatesToOpen, openVoterGates } from './voter-gate.js';
 import { membersBehind, plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
-import { clientService, peerService } from '../../k8s/services.js';
+import { clientService, metricsService, metricsServiceName, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
 import { strandedClaims } from './stranded-claims.js';
@@ -39,6 +39,8 @@ import { Durations } from '../../runtime/durations.js';
 import { Progress } from '../../runtime/progress.js';
 import { memberName } from '../../etcd/client.js';
 import { clusterStatus, misconfigured } from './status.js';
+import { healthReading, replacesMember } from './health-reading.js';
+import type { ClusterObserver } from '../../runtime/cluster-metrics.js';
 import type { Refusal } from './status.js';
 import { ConfigurationError, ensureAutoTls, requireStaticTls } from './tls.js';
 import type { AutoTlsPolicy, EtcdClients } from './tls.js';
@@ -69,6 +71,7 @@ export interface ClusterReconcilerDeps {
   autoTls: AutoTlsPolicy;
   clusterDomain: string;
   settings: PlannerSettings;
+  metrics: ClusterObserver;
 }
 
 const QUIET: Action['type'][] = ['Wait', 'Steady', 'Paused', 'MarkBootstrapped'];
@@ -100,6 +103,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       for (const timer of [silence, lostNode, unclaimed, stopping, catchUp, unheard]) timer.forget(key);
       spreading.forget(key);
       refusals.delete(key);
+      d.metrics.gone(namespace, name);
       return undefined;
     }
     const uid = cluster.metadata.uid;
@@ -197,8 +201,11 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const growing = cluster.status?.conditions?.some((c) => c.type === 'VolumeGrowth') ?? false;
     const grown = takeoverPending ? undefined : await growClaims(d.transport, address, cluster.spec, claims.own, growing);
 
+    // The status computed last (written, or found stored already) is what the metrics report too.
+    let reported: ClusterStatus | undefined;
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
-      (current) => clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed }));
+      (current) => (reported = clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed })));
+    if (reported) d.metrics.observed(namespace, name, healthReading(state, reported));
     // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.
     for (const event of conditionEvents(cluster.status, written?.status)) await d.events.record(involved, event.type, event.reason, event.message);
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
@@ -207,6 +214,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
     if (!QUIET.includes(action.type) && !outcome.refused && !refusal) {
+      d.metrics.acted(namespace, name, action.type, replacesMember(state, action), Date.now());
       const event = actionEvent(action);
       await d.events.record(involved, event.type, event.reason, told);
     }
@@ -337,7 +345,9 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
 
 /** The peer Service, and the client Service unless clients are held away (a point-in-time restore not yet at its point). */
 async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string, holdClients: boolean): Promise<void> {
-  for (const svc of [peerService(a, uid), ...(holdClients ? [] : [clientService(a, uid)])]) {
+  // The metrics Service's name would be the peer Service of a cluster named so: that cluster's members need it more.
+  const metrics = d.clusters.get(a.namespace, metricsServiceName(a.cluster)) ? [] : [metricsService(a, uid)];
+  for (const svc of [peerService(a, uid), ...(holdClients ? [] : [clientService(a, uid)]), ...metrics]) {
     const existing = d.services.get(a.namespace, svc.metadata?.name ?? '');
     // The CoreOS operator's peer Service asks for unready addresses by an annotation EndpointSlices ignore: a member
     // added to a cluster taken over would not resolve its peers' names, nor they its own, before it is ready.

@@ -1,5 +1,5 @@
 import type { ClusterStatus, Condition, EtcdCluster } from '../../api/etcd-cluster.js';
-import type { Action, ClusterState, NoSpaceRecovery, PodView, Rollout } from '../../etcd/planner.js';
+import type { Action, ClusterState, NoSpaceRecovery, PodView } from '../../etcd/planner.js';
 import { agreedLeader, countAnswering, countServing, quorum, rollout, votersOf } from '../../etcd/planner.js';
 import { lowestVersion } from '../../etcd/versions.js';
 import type { EtcdStatus } from '../../etcd/client.js';
@@ -36,7 +36,8 @@ interface RollProgress {
 }
 
 /** The roll under way, if members are not as the spec makes them and a version refused does not hold them. */
-function rollProgress(s: ClusterState, r: Rollout): RollProgress | undefined {
+export function rollUnderWay(s: ClusterState): RollProgress | undefined {
+  const r = rollout(s);
   const upgrading = r.stale.length > 0;
   if ((upgrading && !r.verdict.allowed) || (!upgrading && r.reconfigure.length === 0)) return undefined;
   // A pod stopping to be made again is not rolled yet; a member added in its place is, once a voter.
@@ -215,7 +216,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
   // The lowest version a member reports: etcd's cluster version cannot be above it.
   const current = lowestVersion(versions) ?? prev?.currentVersion;
   // A takeover records the spec's settings on the pods it was observed without: nothing rolls.
-  const roll = takingOver || action.type === 'RecordTakeover' ? undefined : rollProgress(s, rollout(s));
+  const roll = takingOver || action.type === 'RecordTakeover' ? undefined : rollUnderWay(s);
   const busy = BUSY.includes(action.type);
   const detail = 'reason' in action ? action.reason : action.type;
   const phase = action.type === 'Paused' ? 'Paused'

@@ -1,0 +1,127 @@
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { HealthReading } from '../controllers/cluster/health-reading.js';
+
+/** What the cluster controller reports of each EtcdCluster. */
+export interface ClusterObserver {
+  /** What a pass saw, after its status was written. */
+  observed(namespace: string, cluster: string, r: HealthReading): void;
+  /** An action carried out (not one etcd refused for now); `replacement`: a member removed to be made again. */
+  acted(namespace: string, cluster: string, action: string, replacement: boolean, atMs: number): void;
+  /** The EtcdCluster is gone: its series with it. */
+  gone(namespace: string, cluster: string): void;
+}
+
+interface Seen { phase?: string; action?: string; actions: Set<string>; leader?: string }
+
+/** The label the operator's own metrics and the scraped members' share (the clusters' own Kubernetes label, too). */
+const LABELS = ['namespace', 'etcd_cluster'];
+
+/**
+ * Each cluster's health as the leading operator last saw it, labelled by namespace and cluster only (never by member,
+ * pod or revision: a cluster's series are few, and stay the same series across replacements). The series of a
+ * cluster are dropped with it, and all of them when this process stops leading: a standby must not go on
+ * reporting what it no longer looks at.
+ */
+export class ClusterMetrics {
+  // Registered in the constructor: a field's initializer runs before a constructor parameter is assigned.
+  private readonly gauge = (name: string, help: string, extra: string[] = []): Gauge =>
+    new Gauge({ name: `etcd_operator_cluster_${name}`, help, labelNames: [...LABELS, ...extra], registers: [] });
+  private readonly counter = (name: string, help: string, extra: string[] = []): Counter =>
+    new Counter({ name: `etcd_operator_cluster_${name}`, help, labelNames: [...LABELS, ...extra], registers: [] });
+
+  private readonly desired = this.gauge('members_desired', 'Members the spec asks for (spec.size).');
+  private readonly ready = this.gauge('members_ready', 'Member pods ready.');
+  private readonly voting = this.gauge('members_voting', 'Voting members in etcd\'s member list (0 while no member answers).');
+  private readonly learners = this.gauge('members_learners', 'Learners (members catching up before they vote) in etcd\'s member list.');
+  private readonly margin = this.gauge('quorum_margin',
+    'Voters answering minus a quorum of them: 0 is one member loss from stopping, below 0 has stopped. Absent before the first bootstrap.');
+  private readonly available = this.gauge('available', '1 while a quorum of voters follows one leader (condition Available).');
+  private readonly degraded = this.gauge('degraded', '1 while the cluster is not as the spec asks (condition Degraded).');
+  private readonly phase = this.gauge('phase', '1 for the cluster\'s current phase (status.phase).', ['phase']);
+  private readonly alarms = this.gauge('alarms', 'Members raising each etcd alarm (NOSPACE, CORRUPT).', ['alarm']);
+  private readonly rollPending = this.gauge('roll_members_pending',
+    'Members a roll under way (a new version, settings or pod template) has still to make anew; 0 with none under way.');
+  private readonly leaderChanges = this.counter('leader_changes_total', 'Changes of the agreed leader this operator saw between two passes.');
+  private readonly actions = this.counter('actions_total', 'Actions taken on the cluster, by kind (AddMember, RemoveMember, DeletePod, ...).', ['action']);
+  private readonly replacements = this.counter('member_replacements_total', 'Members removed to be made again (failed, lost, stale), not scaled away.');
+  private readonly lastAction = this.gauge('last_action_timestamp_seconds', 'When the last action was taken, labelled by its kind.', ['action']);
+
+  /** Per "namespace/cluster": the series of a further label it has (to replace or drop them), and the leader last seen. */
+  private readonly seen = new Map<string, Seen>();
+
+  constructor(registry: Registry) {
+    for (const m of [...this.plain(), ...this.labelled()]) registry.registerMetric(m);
+  }
+
+  readonly observer: ClusterObserver = {
+    observed: (namespace, cluster, r) => {
+      const labels = { namespace, etcd_cluster: cluster };
+      const seen = this.record(namespace, cluster);
+      this.desired.set(labels, r.desired);
+      this.ready.set(labels, r.ready);
+      this.voting.set(labels, r.voting);
+      this.learners.set(labels, r.learners);
+      if (r.quorumMargin === undefined) this.margin.remove(labels);
+      else this.margin.set(labels, r.quorumMargin);
+      this.available.set(labels, r.available ? 1 : 0);
+      this.degraded.set(labels, r.degraded ? 1 : 0);
+      if (seen.phase !== undefined && seen.phase !== r.phase) this.phase.remove({ ...labels, phase: seen.phase });
+      this.phase.set({ ...labels, phase: r.phase }, 1);
+      seen.phase = r.phase;
+      for (const alarm of ['NOSPACE', 'CORRUPT'] as const) this.alarms.set({ ...labels, alarm }, r.alarms[alarm]);
+      this.rollPending.set(labels, r.roll ? r.roll.of - r.roll.rolled : 0);
+      // Counted from leader to leader: a pass with no leader in between (an election under way) is no change yet.
+      this.leaderChanges.inc(labels, 0);
+      if (r.leader !== undefined) {
+        if (seen.leader !== undefined && seen.leader !== r.leader) this.leaderChanges.inc(labels);
+        seen.leader = r.leader;
+      }
+    },
+    acted: (namespace, cluster, action, replacement, atMs) => {
+      const labels = { namespace, etcd_cluster: cluster };
+      const seen = this.record(namespace, cluster);
+      this.actions.inc({ ...labels, action });
+      seen.actions.add(action);
+      this.replacements.inc(labels, replacement ? 1 : 0);
+      if (seen.action !== undefined && seen.action !== action) this.lastAction.remove({ ...labels, action: seen.action });
+      this.lastAction.set({ ...labels, action }, atMs / 1000);
+      seen.action = action;
+    },
+    gone: (namespace, cluster) => {
+      const labels = { namespace, etcd_cluster: cluster };
+      const seen = this.record(namespace, cluster);
+      this.seen.delete(`${namespace}/${cluster}`);
+      for (const m of this.plain()) m.remove(labels);
+      if (seen.phase !== undefined) this.phase.remove({ ...labels, phase: seen.phase });
+      if (seen.action !== undefined) this.lastAction.remove({ ...labels, action: seen.action });
+      for (const alarm of ['NOSPACE', 'CORRUPT']) this.alarms.remove({ ...labels, alarm });
+      for (const action of seen.actions) this.actions.remove({ ...labels, action });
+    },
+  };
+
+  /** Drops every cluster's series: this process no longer leads, so it no longer knows. */
+  reset(): void {
+    this.seen.clear();
+    for (const m of [...this.plain(), ...this.labelled()]) m.reset();
+  }
+
+  private record(namespace: string, cluster: string): Seen {
+    const key = `${namespace}/${cluster}`;
+    const found = this.seen.get(key);
+    if (found) return found;
+    const made: Seen = { actions: new Set() };
+    this.seen.set(key, made);
+    return made;
+  }
+
+  /** The metrics with a further label (phase, alarm, action). */
+  private labelled(): (Gauge | Counter)[] {
+    return [this.phase, this.alarms, this.actions, this.lastAction];
+  }
+
+  /** The metrics labelled by namespace and cluster alone. */
+  private plain(): (Gauge | Counter)[] {
+    return [this.desired, this.ready, this.voting, this.learners, this.margin, this.available, this.degraded, this.rollPending, this.leaderChanges, this.replacements];
+  }
+}
