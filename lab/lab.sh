@@ -41,9 +41,9 @@ build_core() {
 
 # Tools only some tests use: the linearizability checker of recorded histories (the fault tests; first, as it
 # builds in seconds), the S3 server (MinIO), Helm, the archived CoreOS operator with its images (the adoption
-# tests run it) and the CSI sidecars of the StorageClass `expandable` (the volume-growth test), about half of a
-# first build.
-EXTRA_TOOLS="checker minio helm coreos-operator csi-sidecars"
+# tests run it), the CSI sidecars of the StorageClass `expandable` (the volume-growth test) and Prometheus with
+# promtool (the monitoring test, last: the heaviest, and wanted latest), about half of a first build.
+EXTRA_TOOLS="checker minio helm coreos-operator csi-sidecars prometheus"
 EXTRAS_STATUS="$LAB_CACHE/extras.status" # "building PID", "built", or "failed: ..."
 COREOS_FACTS="$LAB_CACHE/coreos-operator/images.json" # written last by build/coreos-operator.sh
 build_extras() {
@@ -82,6 +82,7 @@ build() { build_core; build_extras; }
 # (test/support/lab.ts, labTool). Their state is in $EXTRAS_STATUS.
 build_extras_behind() {
   [ -x "$(checker_bin)" ] && [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && [ -s "$COREOS_FACTS" ] && csi_sidecars_built &&
+    [ -x "$LAB_CACHE/prometheus/$PROMETHEUS_VERSION/prometheus" ] && [ -x "$LAB_CACHE/promtool/$PROMETHEUS_VERSION/promtool" ] &&
     { echo built > "$EXTRAS_STATUS"; return 0; }
   local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null || true) # none on a first up
   [ -n "$pid" ] && pid_is_ours "$pid" "$EXTRAS_STATUS" && return 0
@@ -146,7 +147,8 @@ write_lab_facts() {
  "hostIP": "$LAB_HOST_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm",
  "extrasStatus": "$EXTRAS_STATUS", "coreos": "$COREOS_FACTS", "apiserverEtcd": "http://127.0.0.1:$LAB_APISERVER_ETCD_PORT",
  "storageClass": "local-path", "expandableStorageClass": "expandable", "csiResizer": "$CSI_RESIZER_BIN",
- "checker": "$(checker_bin)", "nodes": [$nodes]}
+ "checker": "$(checker_bin)", "prometheus": "$LAB_CACHE/prometheus/$PROMETHEUS_VERSION/prometheus",
+ "promtool": "$LAB_CACHE/promtool/$PROMETHEUS_VERSION/promtool", "nodes": [$nodes]}
 JSON
 }
 

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_INSTALL, installManifests } from '../../src/install/manifests.js';
+import { DEFAULT_INSTALL, NAME, installManifests } from '../../src/install/manifests.js';
+import { alertRules } from '../../src/install/alert-rules.js';
+import { dashboard } from '../../src/install/dashboard.js';
+import { metricsService } from '../../src/k8s/services.js';
 import type { InstallOptions } from '../../src/install/manifests.js';
 import { labTool } from '../support/lab.js';
 import { kubectl } from '../support/kubectl.js';
@@ -36,4 +39,31 @@ test('the API server accepts every object the chart renders (server-side dry run
   const out = kubectl(['apply', '--dry-run=server', '-f', '-'], await helmTemplate('default', []));
   assert.match(out, /deployment\.apps\/etcd-operator (created|configured|unchanged) \(server dry run\)/);
   assert.match(out, /role\.rbac\.authorization\.k8s\.io\/etcd-operator (created|configured|unchanged) \(server dry run\)/);
+});
+
+test('with monitoring on, the chart renders a ServiceMonitor of every member\'s metrics Service, a PodMonitor of the operator, the shipped rules and dashboard', async () => {
+  const set = ['clusterWide=true', 'monitoring.serviceMonitor.enabled=true', 'monitoring.podMonitor.enabled=true', 'monitoring.prometheusRule.enabled=true',
+    'monitoring.dashboard.enabled=true', 'monitoring.serviceMonitor.labels.release=kube-prometheus'];
+  const all = objects(await helmTemplate('ops', set));
+  const find = (kind: string): unknown => {
+    const o = all.find((x) => x.kind === kind);
+    assert.ok(o, `a ${kind}`);
+    return o;
+  };
+  // The ServiceMonitor selects a metrics Service as the operator makes it, by its labels and its port's name.
+  const svc = metricsService({ cluster: 'main', namespace: 'db', domain: 'cluster.local', tls: false }, 'uid');
+  const monitor = find('ServiceMonitor') as { metadata: { labels: Record<string, string> }; spec: { selector: { matchLabels: Record<string, string>; matchExpressions: { key: string }[] }; namespaceSelector: { any?: boolean }; endpoints: { port: string; relabelings: { targetLabel: string }[] }[] } };
+  assert.equal(monitor.metadata.labels.release, 'kube-prometheus', 'the labels a Prometheus selects monitors by');
+  for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) assert.equal(svc.metadata?.labels?.[k], v);
+  assert.ok(monitor.spec.selector.matchExpressions.every((e) => svc.metadata?.labels?.[e.key] !== undefined));
+  assert.equal(monitor.spec.namespaceSelector.any, true, 'cluster-wide: every namespace');
+  assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), svc.spec?.ports?.map((p) => p.name));
+  assert.deepEqual(monitor.spec.endpoints[0]?.relabelings.map((r) => r.targetLabel), ['etcd_cluster', 'pod']);
+  const pods = find('PodMonitor') as { spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: { port: string; honorLabels: boolean }[] } };
+  assert.deepEqual(pods.spec.podMetricsEndpoints, [{ port: 'metrics', interval: '30s', honorLabels: true }]);
+  assert.deepEqual(pods.spec.selector.matchLabels, { 'app.kubernetes.io/name': NAME });
+  assert.deepEqual((find('PrometheusRule') as { spec: unknown }).spec, alertRules());
+  const board = find('ConfigMap') as { metadata: { labels: Record<string, string> }; data: Record<string, string> };
+  assert.equal(board.metadata.labels.grafana_dashboard, '1');
+  assert.deepEqual(JSON.parse(board.data['etcd-operator.json'] ?? ''), dashboard());
 });

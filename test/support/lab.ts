@@ -57,6 +57,9 @@ export interface LabFacts {
    * as it may still be building. Absent from the facts of a lab started by an older checkout.
    */
   checker?: string;
+  /** Prometheus and promtool (the monitoring tests): through labTool, as they may still be building. Absent from the facts of a lab started by an older checkout. */
+  prometheus?: string;
+  promtool?: string;
 }
 
 const labHome = process.env.ETCD_OPERATOR_LAB_HOME ?? '/var/lib/etcd-operator-lab';
@@ -91,8 +94,8 @@ export function lab(): LabFacts {
  * checker), once it is there: waits while its build is under way (a cold build takes minutes), fails at once if
  * the build failed or none is running.
  */
-export async function labTool(tool: 'minio' | 'helm' | 'coreos' | 'csiResizer' | 'checker'): Promise<string> {
-  const path = tool === 'coreos' ? coreosFacts() : tool === 'checker' ? checkerPath() : lab()[tool];
+export async function labTool(tool: 'minio' | 'helm' | 'coreos' | 'csiResizer' | 'checker' | 'prometheus' | 'promtool'): Promise<string> {
+  const path = tool === 'coreos' ? coreosFacts() : tool === 'checker' || tool === 'prometheus' || tool === 'promtool' ? namedTool(tool) : lab()[tool];
   const deadline = Date.now() + 40 * 60_000;
   for (;;) {
     if (existsSync(path)) return path;
@@ -103,10 +106,13 @@ export async function labTool(tool: 'minio' | 'helm' | 'coreos' | 'csiResizer' |
   }
 }
 
-/** The checker lab.json names (lab/build/common.sh, checker_bin): `lab/lab.sh up` writes it into the facts of a lab started without. */
-const checkerPath = (): string => {
-  const path = lab().checker;
-  if (path === undefined) throw new Error('the lab\'s facts name no checker (written by an older checkout): lab/lab.sh up writes them again');
+/**
+ * A tool lab.json names (the checker under a hash of its sources, lab/build/common.sh's checker_bin; Prometheus and
+ * promtool, lab/build/prometheus.sh): `lab/lab.sh up` writes them into the facts of a lab started without.
+ */
+const namedTool = (tool: 'checker' | 'prometheus' | 'promtool'): string => {
+  const path = lab()[tool];
+  if (path === undefined) throw new Error(`the lab's facts name no ${tool} (written by an older checkout): lab/lab.sh up writes them again`);
   return path;
 };
 
