@@ -337,7 +337,7 @@ export interface EtcdCluster {
   kind: 'EtcdCluster';
   metadata: {
     name: string; namespace: string; uid?: string; generation?: number; resourceVersion?: string; creationTimestamp?: string; deletionTimestamp?: string;
-    labels?: Record<string, string>; annotations?: Record<string, string>;
+    labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
   };
   spec: ClusterSpec;
   status?: ClusterStatus;

@@ -7,3 +7,10 @@ export const ownedBy = (kind: 'EtcdCluster' | 'EtcdBackup' | 'EtcdRestore', name
 });
 
 export const ownedByCluster = (name: string, uid: string): V1OwnerReference => ownedBy('EtcdCluster', name, uid);
+
+/**
+ * A backup verification's cluster: made by its EtcdRestore and owned by it (no other cluster is), deleted with it once
+ * compared. It is not monitored: its one member starting and going would page for a cluster no one runs.
+ */
+export const isVerificationCluster = (c: { metadata: { ownerReferences?: { kind: string }[] } }): boolean =>
+  c.metadata.ownerReferences?.some((r) => r.kind === 'EtcdRestore') ?? false;

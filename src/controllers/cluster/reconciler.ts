@@ -47,6 +47,7 @@ import type { AutoTlsPolicy, EtcdClients } from './tls.js';
 import type { NamedSecrets } from './named-secrets.js';
 import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention, removedForMs } from '../../k8s/member-claim.js';
+import { isVerificationCluster } from '../../k8s/owner.js';
 import { claimMarks, claimsOf, ensureClaimOwnership, recordStarts, sortClaims } from './claims.js';
 import type { SortedClaims } from './claims.js';
 import { siblingPath } from '../../storage/locate.js';
@@ -122,7 +123,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const markedByPods = takeoverPending ? [] : await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && etcdStarted(p)));
 
     const restoredBy = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
-    if (!takeoverPending) await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined));
+    if (!takeoverPending) await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined), !isVerificationCluster(cluster));
     let tls: MemberTls | undefined;
     let etcd: EtcdClient;
     let restore: RestoreSource | undefined;
@@ -205,7 +206,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     let reported: ClusterStatus | undefined;
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => (reported = clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed })));
-    if (reported) d.metrics.observed(namespace, name, healthReading(state, reported));
+    if (reported && !isVerificationCluster(cluster)) d.metrics.observed(namespace, name, healthReading(state, reported));
     // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.
     for (const event of conditionEvents(cluster.status, written?.status)) await d.events.record(involved, event.type, event.reason, event.message);
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
@@ -214,7 +215,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
     if (!QUIET.includes(action.type) && !outcome.refused && !refusal) {
-      d.metrics.acted(namespace, name, action.type, replacesMember(state, action), Date.now());
+      if (!isVerificationCluster(cluster)) d.metrics.acted(namespace, name, action.type, replacesMember(state, action), Date.now());
       const event = actionEvent(action);
       await d.events.record(involved, event.type, event.reason, told);
     }
@@ -344,9 +345,9 @@ function restoreSource(d: ClusterReconcilerDeps, cluster: EtcdCluster): RestoreS
 }
 
 /** The peer Service, and the client Service unless clients are held away (a point-in-time restore not yet at its point). */
-async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string, holdClients: boolean): Promise<void> {
+async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: string, holdClients: boolean, monitored: boolean): Promise<void> {
   // The metrics Service's name would be the peer Service of a cluster named so: that cluster's members need it more.
-  const metrics = d.clusters.get(a.namespace, metricsServiceName(a.cluster)) ? [] : [metricsService(a, uid)];
+  const metrics = !monitored || d.clusters.get(a.namespace, metricsServiceName(a.cluster)) ? [] : [metricsService(a, uid)];
   for (const svc of [peerService(a, uid), ...(holdClients ? [] : [clientService(a, uid)]), ...metrics]) {
     const existing = d.services.get(a.namespace, svc.metadata?.name ?? '');
     // The CoreOS operator's peer Service asks for unready addresses by an annotation EndpointSlices ignore: a member
