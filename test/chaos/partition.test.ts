@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { loadedCluster, startWriteLoad } from '../support/write-load.js';
+import { checkedLoad, loadedCluster } from '../support/write-load.js';
 import { chaosSettings, memberNames, seededRandom, watchMembership } from '../support/chaos.js';
 import { checkLoad } from '../support/load-check.js';
 import { isolateFromPeers } from '../support/partition.js';
@@ -35,7 +35,7 @@ for (const seed of seeds) {
     await new Promise((r) => setTimeout(r, isolatedMs));
     const during = await load.finish();
     heal();
-    const after = startWriteLoad(endpoint, 'after-', { checkedAs: `${bed.namespace}-after` });
+    const after = checkedLoad(bed, endpoint, 'after', 'after-');
     const back = await eventually('healed: 3 members settled', 180_000, settled);
     checkLoad(t, `isolation of ${wasLeader ? 'the leader' : 'a follower'}`, during);
     await new Promise((r) => setTimeout(r, 3000));

@@ -32,6 +32,8 @@ test('a continuous backup keeps every revision through an operator restart (its 
   const endpoint = await bed.clientEndpoint('src');
   // Some 10 writes a second: enough for an RPO under load, and every revision is replayed three times over below.
   const load = startWriteLoad(endpoint, 'w-', { pauseMs: 100 });
+  // Stopped however the test ends: a failure before its finish() would leave it writing, holding the file open.
+  bed.after(() => load.stop());
 
   await createBackup(bed, 'src', { clusterName: 'src', storageType: 'S3', s3, compression: 'Brotli', backupPolicy: { backupIntervalInSecond: 3600 }, continuous: { chunkSeconds: 2 } });
   await eventually('the change log following', 90_000, async () => (logCondition(await getBackup(bed, 'src'))?.status === 'True' ? true : undefined));

@@ -5,7 +5,7 @@ import { eventually } from '../support/lab.js';
 import { isReady, ON_VOLUMES, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { startWriteLoad, untilServing } from '../support/write-load.js';
+import { checkedLoad, untilServing } from '../support/write-load.js';
 import { checkLoad } from '../support/load-check.js';
 
 const versionOf = (p: { metadata?: { annotations?: Record<string, string> } }): string | undefined => p.metadata?.annotations?.['etcd.version'];
@@ -30,7 +30,7 @@ test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5, then down to 3.5.
   await eventually('3 members on 3.5.17', 120_000, rolledTo(bed, 'up', 3, '3.5.17'));
   const endpoint = await bed.clientEndpoint('up');
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-up` });
+  const load = checkedLoad(bed, endpoint, 'up');
 
   // etcd asks for 3.5.32+ before 3.6: refused with a condition and an event, and no pod touched.
   const uidsBefore = (await bed.pods('up')).map((p) => p.metadata?.uid).sort();
@@ -63,7 +63,7 @@ test('rolling upgrade on volumes, 3.5.17 → 3.5.35 → 3.6.5, then down to 3.5.
   assert.deepEqual((await bed.pods('up')).map((p) => p.metadata?.name).sort(), namesBefore, 'the same members, restarted on their data');
 
   // One minor down through etcd's downgrade API, and back up, under writes: the same members on their data.
-  const again = startWriteLoad(endpoint, 'down-', { checkedAs: `${bed.namespace}-down` });
+  const again = checkedLoad(bed, endpoint, 'down', 'down-');
   started = Date.now();
   await bed.patchSpec('up', { version: '3.5.35' });
   const downgraded = await eventually('3 members down on 3.5.35', 300_000, rolledTo(bed, 'up', 3, '3.5.35'));
@@ -88,7 +88,7 @@ test('rolling upgrade without volumes replaces each member, adding its successor
   const original = (await bed.pods('surge')).map((p) => p.metadata?.name ?? '');
   const endpoint = await bed.clientEndpoint('surge');
   await untilServing(endpoint);
-  const load = startWriteLoad(endpoint, 'load-', { checkedAs: `${bed.namespace}-surge` });
+  const load = checkedLoad(bed, endpoint, 'surge');
   const started = Date.now();
   await bed.patchSpec('surge', { version: '3.6.5' });
   await eventually('3 members on 3.6.5', 300_000, rolledTo(bed, 'surge', 3, '3.6.5'));
