@@ -4,7 +4,10 @@
  *
  * Every series is told apart by `namespace` and `etcd_cluster`: the operator's metrics carry them (scraped with
  * honor_labels), and a member's are given them from its metrics Service (the chart's ServiceMonitor, or the scrape
- * configuration in deploy/monitoring). No rule groups by `job`, whose name is each Prometheus's own.
+ * configuration in deploy/monitoring). The operator's own series carry `operator_namespace`, the namespace it runs
+ * in, from the same scrape: several installs (one a namespace) are told apart by it, and the names it shares with
+ * every controller (controller_runtime_*, workqueue_*) are its own only with it. No rule groups by `job`, whose
+ * name is each Prometheus's own.
  */
 
 export interface AlertRule {
@@ -25,11 +28,15 @@ export interface RuleTimings {
   rpoTargetSeconds: number;
   /** Beyond twice a periodic backup's interval, how much older its newest backup may be before it is stale. */
   staleSlackSeconds: number;
-  /** The window in which a leading operator must have reconciled its clusters. */
+  /** The window in which a leading operator must have reconciled its clusters, and each cluster been observed. */
   reconcileWindowSeconds: number;
 }
 
 export const SHIPPED_TIMINGS: RuleTimings = { holdFor: (s) => s, rpoTargetSeconds: 300, staleSlackSeconds: 600, reconcileWindowSeconds: 600 };
+
+/** The operator's own series, of one install each: the shipped scrape job and PodMonitor label them so. */
+const OPERATOR = 'operator_namespace!=""';
+const INSTALL = '{{ $labels.operator_namespace }}';
 
 const duration = (s: number): string => (s % 60 === 0 ? `${s / 60}m` : `${s}s`);
 
@@ -48,8 +55,10 @@ export function alertRules(t: RuleTimings = SHIPPED_TIMINGS): { groups: RuleGrou
       'etcd cluster members are down',
       `etcd cluster ${CLUSTER}: {{ $value }} members are down (not scraped, or their peers fail to send to them).`),
     // The members the spec asks for, not only those scraped: a deleted member pod is no target at all.
+    // With no member scraped at all (every pod gone), none answers: 0, not nothing.
     rule('EtcdInsufficientMembers', 'critical', 180,
-      `sum by (${BY}) (up{${MEMBER}} == bool 1) < on (${BY}) floor(max by (${BY}) (etcd_operator_cluster_members_desired or count by (${BY}) (up{${MEMBER}})) / 2 + 1)`,
+      `(sum by (${BY}) (up{${MEMBER}} == bool 1) or sum by (${BY}) (etcd_operator_cluster_members_desired) * 0) < on (${BY}) `
+        + `floor(max by (${BY}) (etcd_operator_cluster_members_desired or count by (${BY}) (up{${MEMBER}})) / 2 + 1)`,
       'etcd cluster has too few members answering for a quorum',
       `etcd cluster ${CLUSTER}: {{ $value }} members answer, fewer than a quorum; it serves no writes.`),
     rule('EtcdNoLeader', 'critical', 60, `etcd_server_has_leader{${MEMBER}} == 0`,
@@ -73,17 +82,28 @@ export function alertRules(t: RuleTimings = SHIPPED_TIMINGS): { groups: RuleGrou
       'etcd proposals fail', `etcd cluster ${CLUSTER}: member {{ $labels.pod }} sees {{ $value | humanize }} failed proposals a second.`),
   ];
   const operator: AlertRule[] = [
-    // A one-member cluster has no margin by design: it is not "at risk", it is what was asked for.
+    // One or two members have no margin by design (two voters need both): not "at risk", what was asked for.
     rule('EtcdClusterQuorumAtRisk', 'warning', 120,
-      `etcd_operator_cluster_quorum_margin == 0 and on (${BY}) etcd_operator_cluster_members_desired > 1`,
+      `etcd_operator_cluster_quorum_margin == 0 and on (${BY}) etcd_operator_cluster_members_desired > 2`,
       'etcd cluster is one member loss from stopping',
       `etcd cluster ${CLUSTER}: just a quorum of its voters answers; losing one more stops it.`),
     rule('EtcdClusterQuorumLost', 'critical', 60, 'etcd_operator_cluster_quorum_margin < 0',
       'etcd cluster has lost its quorum', `etcd cluster ${CLUSTER}: fewer than a quorum of its voters answer; it serves nothing.`),
     rule('EtcdClusterDegraded', 'warning', 900, 'etcd_operator_cluster_degraded == 1',
       'etcd cluster is degraded for long', `etcd cluster ${CLUSTER} is not as its spec asks; its Degraded condition says why.`),
+    // Whatever the cause: still being created, restoring, or stopped; the conditions say which.
+    rule('EtcdClusterNotAvailable', 'warning', 900, 'etcd_operator_cluster_available == 0',
+      'etcd cluster does not serve', `etcd cluster ${CLUSTER} has not served for 15 minutes; its Available condition says why.`),
     rule('EtcdClusterAlarm', 'critical', 60, 'etcd_operator_cluster_alarms > 0',
       'etcd raised an alarm', `etcd cluster ${CLUSTER}: {{ $value }} members raise {{ $labels.alarm }}.`),
+    // The operator disarms NOSPACE within seconds of recovering the space: an alarm that keeps coming back is seen here.
+    rule('EtcdClusterAlarmsRecurring', 'warning', 60, 'increase(etcd_operator_cluster_alarms_disarmed_total[1h]) >= 2',
+      'etcd alarms keep coming back', `etcd cluster ${CLUSTER}: {{ $labels.alarm }} raised and disarmed {{ $value | humanize }} times in an hour; for NOSPACE, its quota is too small for what clients write.`),
+    // A cluster whose passes fail (its Secret gone, etcd unreachable from the operator): its other series are that old.
+    // A paused cluster is passed over only when something changes.
+    rule('EtcdClusterUnobserved', 'warning', 60,
+      `time() - etcd_operator_cluster_observed_timestamp_seconds > ${t.reconcileWindowSeconds} unless on (${BY}) etcd_operator_cluster_phase{phase="Paused"} == 1`,
+      'etcd-operator has not observed a cluster lately', `etcd cluster ${CLUSTER}: no pass of the operator completed for {{ $value | humanizeDuration }}; the operator's log and the cluster's Events say why.`),
     rule('EtcdBackupFailing', 'warning', 300, 'etcd_operator_backup_failing == 1',
       'etcd backups fail', `EtcdBackup ${BACKUP}: its last attempt failed; its Succeeded condition says why.`),
     rule('EtcdBackupStale', 'warning', 60,
@@ -94,14 +114,17 @@ export function alertRules(t: RuleTimings = SHIPPED_TIMINGS): { groups: RuleGrou
       `EtcdBackup ${BACKUP}: the change log was last confirmed complete {{ $value | humanizeDuration }} ago, above the ${duration(t.rpoTargetSeconds)} target.`),
     rule('EtcdBackupVerificationFailing', 'critical', 60, 'etcd_operator_backup_verification_failing == 1',
       'etcd backup does not restore to the live data', `EtcdBackup ${BACKUP}: its newest backup, restored, did not hold the live cluster's data.`),
-    rule('EtcdOperatorDown', 'critical', 300, 'absent(etcd_operator_leader)',
-      'etcd-operator is not running', 'No etcd-operator replica is scraped: nothing heals, scales or backs up the etcd clusters.'),
-    rule('EtcdOperatorNotLeading', 'critical', 300, 'max(etcd_operator_leader) == 0',
-      'no etcd-operator replica leads', 'etcd-operator replicas run but none holds the lease: nothing acts on the etcd clusters.'),
+    // No install scraped at all, or one whose every replica is discovered but does not answer. (An install whose
+    // Deployment is gone while another install is scraped is no target to miss: nothing tells its absence.)
+    rule('EtcdOperatorDown', 'critical', 300, `absent(etcd_operator_leader) or max by (operator_namespace) (up{${OPERATOR}}) == 0`,
+      'etcd-operator is not running', 'No etcd-operator replica answers{{ with $labels.operator_namespace }} in namespace {{ . }}{{ end }}: nothing heals, scales or backs up its etcd clusters.'),
+    rule('EtcdOperatorNotLeading', 'critical', 300, `max by (operator_namespace) (etcd_operator_leader{${OPERATOR}}) == 0`,
+      'no etcd-operator replica leads', `etcd-operator replicas in namespace ${INSTALL} run but none holds the lease: nothing acts on its etcd clusters.`),
     // Every cluster is looked at within a minute at rest: a leader that reconciles nothing is stuck.
     rule('EtcdOperatorNotReconciling', 'critical', 300,
-      `max(etcd_operator_leader) == 1 and on () count(etcd_operator_cluster_members_desired) > 0 and on () sum(increase(controller_runtime_reconcile_total{controller="etcdcluster"}[${duration(t.reconcileWindowSeconds)}])) == 0`,
-      'etcd-operator reconciles nothing', 'The leading etcd-operator has not reconciled any etcd cluster lately: its caches or workers are stuck.'),
+      `max by (operator_namespace) (etcd_operator_leader{${OPERATOR}}) == 1 and on (operator_namespace) count by (operator_namespace) (etcd_operator_cluster_members_desired{${OPERATOR}}) > 0 `
+        + `and on (operator_namespace) sum by (operator_namespace) (increase(controller_runtime_reconcile_total{${OPERATOR}, controller="etcdcluster"}[${duration(t.reconcileWindowSeconds)}])) == 0`,
+      'etcd-operator reconciles nothing', `The leading etcd-operator in namespace ${INSTALL} has not reconciled any etcd cluster lately: its caches or workers are stuck.`),
   ];
   return { groups: [{ name: 'etcd', rules: etcd }, { name: 'etcd-operator', rules: operator }] };
 }

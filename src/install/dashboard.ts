@@ -21,8 +21,11 @@ export interface Panel {
 
 /** A cluster's series: the operator's for it, and its members' (given the cluster's labels when scraped). */
 const CLUSTER = 'namespace="$namespace", etcd_cluster="$etcd_cluster"';
-/** The operator's own series: of the process, not of a cluster (its replicas are told apart by `instance`). */
-const OPERATOR = '* on (instance) group_left () (etcd_operator_leader >= 0)';
+/**
+ * The series of the operator install that manages the cluster (its replicas, told apart by `pod`): the names it
+ * shares with every controller (controller_runtime_*, workqueue_*, process_*) are its own only with this label.
+ */
+const OPERATOR = 'operator_namespace="$operator_namespace"';
 const p99 = (histogram: string): string =>
   `histogram_quantile(0.99, sum by (pod, le) (rate(${histogram}_bucket{${CLUSTER}}[$__rate_interval])))`;
 
@@ -38,7 +41,7 @@ const ROWS: [row: string, panels: PanelSpec[]][] = [
       queries: [[`sum(etcd_server_has_leader{${CLUSTER}})`, 'with a leader']] },
     { title: 'Leader changes', description: 'Leader changes each member saw (most of any member), and those the operator saw between its passes.',
       queries: [[`max(increase(etcd_server_leader_changes_seen_total{${CLUSTER}}[1h]))`, 'seen by etcd, last hour'],
-        [`increase(etcd_operator_cluster_leader_changes_total{${CLUSTER}}[1h])`, 'seen by the operator, last hour']] },
+        [`sum(increase(etcd_operator_cluster_leader_changes_total{${CLUSTER}}[1h]))`, 'seen by the operator, last hour']] },
     { title: 'Alarms', description: 'Members raising NOSPACE or CORRUPT.', queries: [[`etcd_operator_cluster_alarms{${CLUSTER}}`, '{{alarm}}']] },
   ]],
   ['Members', [
@@ -51,9 +54,9 @@ const ROWS: [row: string, panels: PanelSpec[]][] = [
     { title: 'Roll pending', description: 'Members a roll under way (version, settings, pod template) has still to make anew.',
       queries: [[`etcd_operator_cluster_roll_members_pending{${CLUSTER}}`, 'pending']] },
     { title: 'Actions', description: 'What the operator did to the cluster, by kind, in the last hour.',
-      queries: [[`increase(etcd_operator_cluster_actions_total{${CLUSTER}}[1h])`, '{{action}}']] },
+      queries: [[`sum by (action) (increase(etcd_operator_cluster_actions_total{${CLUSTER}}[1h]))`, '{{action}}']] },
     { title: 'Replacements', description: 'Members removed to be made again (failed, lost, stale) in the last hour.',
-      queries: [[`increase(etcd_operator_cluster_member_replacements_total{${CLUSTER}}[1h])`, 'replaced']] },
+      queries: [[`sum(increase(etcd_operator_cluster_member_replacements_total{${CLUSTER}}[1h]))`, 'replaced']] },
   ]],
   ['Latency', [
     { title: 'WAL fsync p99', description: 'Over 0.5 s for 10 minutes alerts (EtcdHighFsyncDurations).', unit: 's', queries: [[p99('etcd_disk_wal_fsync_duration_seconds'), '{{pod}}']] },
@@ -88,16 +91,16 @@ const ROWS: [row: string, panels: PanelSpec[]][] = [
         [`etcd_operator_backup_restore_duration_seconds{namespace="$namespace"}`, '{{backup}} restore took']] },
   ]],
   ['Operator', [
-    { title: 'Leading', description: 'Each replica: leading (1) or standing by (0).', queries: [['etcd_operator_leader', '{{pod}}']] },
+    { title: 'Leading', description: 'Each replica: leading (1) or standing by (0).', queries: [[`etcd_operator_leader{${OPERATOR}}`, '{{pod}}']] },
     { title: 'Reconciles', description: 'A second, by controller and result.', unit: 'ops',
-      queries: [['sum by (controller, result) (rate(controller_runtime_reconcile_total[$__rate_interval]))', '{{controller}} {{result}}']] },
+      queries: [[`sum by (controller, result) (rate(controller_runtime_reconcile_total{${OPERATOR}}[$__rate_interval]))`, '{{controller}} {{result}}']] },
     { title: 'Reconcile p99', description: 'Time per reconcile, by controller.', unit: 's',
-      queries: [['histogram_quantile(0.99, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket[$__rate_interval])))', '{{controller}}']] },
-    { title: 'Work queue depth', description: 'Keys waiting for a worker.', queries: [['workqueue_depth', '{{name}}']] },
+      queries: [[`histogram_quantile(0.99, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket{${OPERATOR}}[$__rate_interval])))`, '{{controller}}']] },
+    { title: 'Work queue depth', description: 'Keys waiting for a worker.', queries: [[`workqueue_depth{${OPERATOR}}`, '{{pod}} {{name}}']] },
     { title: 'API requests', description: 'Requests to the Kubernetes API server a second, by method and code.', unit: 'reqps',
-      queries: [['sum by (method, code) (rate(rest_client_requests_total[$__rate_interval]))', '{{method}} {{code}}']] },
+      queries: [[`sum by (method, code) (rate(rest_client_requests_total{${OPERATOR}}[$__rate_interval]))`, '{{method}} {{code}}']] },
     { title: 'Memory and CPU', description: 'Resident memory (bytes) and CPU (cores) of each replica.',
-      queries: [[`process_resident_memory_bytes ${OPERATOR}`, '{{pod}} memory'], [`rate(process_cpu_seconds_total[$__rate_interval]) ${OPERATOR}`, '{{pod}} CPU']] },
+      queries: [[`process_resident_memory_bytes{${OPERATOR}}`, '{{pod}} memory'], [`rate(process_cpu_seconds_total{${OPERATOR}}[$__rate_interval])`, '{{pod}} CPU']] },
   ]],
 ];
 
@@ -145,6 +148,8 @@ export function dashboard(): object {
         { name: 'datasource', label: 'Prometheus', type: 'datasource', query: 'prometheus' },
         variable('namespace', 'label_values(etcd_operator_cluster_members_desired, namespace)'),
         variable('etcd_cluster', 'label_values(etcd_operator_cluster_members_desired{namespace="$namespace"}, etcd_cluster)'),
+        // The install managing the chosen cluster: its leader reports the cluster. Hidden: it follows from the choice.
+        { ...variable('operator_namespace', 'label_values(etcd_operator_cluster_members_desired{namespace="$namespace", etcd_cluster="$etcd_cluster"}, operator_namespace)'), hide: 2 },
       ],
     },
     panels: panels(),

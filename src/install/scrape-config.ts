@@ -25,6 +25,8 @@ export function scrapeJobs(): ScrapeJob[] {
       relabel_configs: [
         { source_labels: ['__meta_kubernetes_pod_label_app_kubernetes_io_name', '__meta_kubernetes_pod_annotation_prometheus_io_scrape'], regex: 'etcd-operator;true', action: 'keep' },
         { source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: 'metrics', action: 'keep' },
+        // Where it runs: tells installs apart, and its series from other controllers' of the same names.
+        copy('__meta_kubernetes_namespace', 'operator_namespace'),
         copy('__meta_kubernetes_pod_name', 'pod'),
       ],
     },

@@ -33,6 +33,15 @@ export function clientService(a: ClusterAddress, clusterUid: string): V1Service 
 export const metricsServiceName = (cluster: string): string => `${cluster}-metrics`;
 
 /**
+ * Whether a Service is another cluster's metrics Service (`<other>-metrics`, owned by `<other>`), not the cluster
+ * of uid's: one made before a cluster named `<other>-metrics` was created holds that cluster's peer Service name.
+ */
+export function metricsServiceOfAnother(svc: V1Service, clusterUid: string): boolean {
+  const owner = svc.metadata?.ownerReferences?.find((r) => r.kind === 'EtcdCluster');
+  return owner !== undefined && owner.uid !== clusterUid && svc.metadata?.name === metricsServiceName(owner.name);
+}
+
+/**
  * `<cluster>-metrics`: every member's plain metrics listener (etcd's /metrics, under TLS clusters too), for a
  * ServiceMonitor (by its port's name) or a Prometheus that keeps targets by the prometheus.io annotations. Headless,
  * with members not ready: a member in trouble is the one whose metrics matter most.

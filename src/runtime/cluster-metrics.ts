@@ -6,11 +6,27 @@ import type { HealthReading } from '../controllers/cluster/health-reading.js';
 export interface ClusterObserver {
   /** What a pass saw, after its status was written. */
   observed(namespace: string, cluster: string, r: HealthReading): void;
-  /** An action carried out (not one etcd refused for now); `replacement`: a member removed to be made again. */
-  acted(namespace: string, cluster: string, action: string, replacement: boolean, atMs: number): void;
+  /** An action carried out (not one etcd refused for now). */
+  acted(namespace: string, cluster: string, a: ActionTaken, atMs: number): void;
+  /**
+   * A pass that could not observe the cluster, stopped by its configuration (a Secret it names is missing): it is
+   * degraded, and whether it serves is not known; what the last pass saw of it is not reported as now.
+   */
+  misconfigured(namespace: string, cluster: string): void;
   /** The EtcdCluster is gone: its series with it. */
   gone(namespace: string, cluster: string): void;
 }
+
+/** An action as the metrics count it. */
+export interface ActionTaken {
+  action: string;
+  /** A member removed to be made again (failed, lost, stale), not one scaled away. */
+  replacement: boolean;
+  /** The alarms an action disarmed. */
+  disarmed: string[];
+}
+
+const ALARMS = ['NOSPACE', 'CORRUPT'] as const;
 
 interface Seen { phase?: string; action?: string; actions: Set<string>; leader?: string }
 
@@ -46,6 +62,8 @@ export class ClusterMetrics {
   private readonly actions = this.counter('actions_total', 'Actions taken on the cluster, by kind (AddMember, RemoveMember, DeletePod, ...).', ['action']);
   private readonly replacements = this.counter('member_replacements_total', 'Members removed to be made again (failed, lost, stale), not scaled away.');
   private readonly lastAction = this.gauge('last_action_timestamp_seconds', 'When the last action was taken, labelled by its kind.', ['action']);
+  private readonly disarmed = this.counter('alarms_disarmed_total', 'Alarms the operator disarmed once it had recovered from them (NOSPACE), by alarm.', ['alarm']);
+  private readonly observedAt = this.gauge('observed_timestamp_seconds', 'When a pass last observed the cluster: its other series are as of then.');
 
   /** Per "namespace/cluster": the series of a further label it has (to replace or drop them), and the leader last seen. */
   private readonly seen = new Map<string, Seen>();
@@ -69,7 +87,12 @@ export class ClusterMetrics {
       if (seen.phase !== undefined && seen.phase !== r.phase) this.phase.remove({ ...labels, phase: seen.phase });
       this.phase.set({ ...labels, phase: r.phase }, 1);
       seen.phase = r.phase;
-      for (const alarm of ['NOSPACE', 'CORRUPT'] as const) this.alarms.set({ ...labels, alarm }, r.alarms[alarm]);
+      for (const alarm of ALARMS) {
+        this.alarms.set({ ...labels, alarm }, r.alarms[alarm]);
+        // From 0, so that the first disarm is an increase too.
+        this.disarmed.inc({ ...labels, alarm }, 0);
+      }
+      this.observedAt.set(labels, Date.now() / 1000);
       this.rollPending.set(labels, r.roll ? r.roll.of - r.roll.rolled : 0);
       // Counted from leader to leader: a pass with no leader in between (an election under way) is no change yet.
       this.leaderChanges.inc(labels, 0);
@@ -78,15 +101,21 @@ export class ClusterMetrics {
         seen.leader = r.leader;
       }
     },
-    acted: (namespace, cluster, action, replacement, atMs) => {
+    acted: (namespace, cluster, { action, replacement, disarmed }, atMs) => {
       const labels = { namespace, etcd_cluster: cluster };
       const seen = this.record(namespace, cluster);
       this.actions.inc({ ...labels, action });
       seen.actions.add(action);
       this.replacements.inc(labels, replacement ? 1 : 0);
+      for (const alarm of disarmed) this.disarmed.inc({ ...labels, alarm });
       if (seen.action !== undefined && seen.action !== action) this.lastAction.remove({ ...labels, action: seen.action });
       this.lastAction.set({ ...labels, action }, atMs / 1000);
       seen.action = action;
+    },
+    misconfigured: (namespace, cluster) => {
+      const labels = { namespace, etcd_cluster: cluster };
+      this.degraded.set(labels, 1);
+      for (const m of [this.available, this.margin]) m.remove(labels);
     },
     gone: (namespace, cluster) => {
       const labels = { namespace, etcd_cluster: cluster };
@@ -95,7 +124,10 @@ export class ClusterMetrics {
       for (const m of this.plain()) m.remove(labels);
       if (seen.phase !== undefined) this.phase.remove({ ...labels, phase: seen.phase });
       if (seen.action !== undefined) this.lastAction.remove({ ...labels, action: seen.action });
-      for (const alarm of ['NOSPACE', 'CORRUPT']) this.alarms.remove({ ...labels, alarm });
+      for (const alarm of ALARMS) {
+        this.alarms.remove({ ...labels, alarm });
+        this.disarmed.remove({ ...labels, alarm });
+      }
       for (const action of seen.actions) this.actions.remove({ ...labels, action });
     },
   };
@@ -117,11 +149,11 @@ export class ClusterMetrics {
 
   /** The metrics with a further label (phase, alarm, action). */
   private labelled(): (Gauge | Counter)[] {
-    return [this.phase, this.alarms, this.actions, this.lastAction];
+    return [this.phase, this.alarms, this.actions, this.lastAction, this.disarmed];
   }
 
   /** The metrics labelled by namespace and cluster alone. */
   private plain(): (Gauge | Counter)[] {
-    return [this.desired, this.ready, this.voting, this.learners, this.margin, this.available, this.degraded, this.rollPending, this.leaderChanges, this.replacements];
+    return [this.desired, this.ready, this.voting, this.learners, this.margin, this.available, this.degraded, this.rollPending, this.leaderChanges, this.replacements, this.observedAt];
   }
 }

@@ -5,8 +5,12 @@ import { ClusterMetrics } from './cluster-metrics.js';
 
 /** What the backup controller reports of each backup. */
 export interface BackupObserver {
-  /** A backup taken; `intervalSeconds`: how often the EtcdBackup takes one (0: once). */
-  taken(namespace: string, backup: string, t: { atMs: number; bytes: number; revision: number; seconds: number; intervalSeconds: number }): void;
+  taken(namespace: string, backup: string, t: { atMs: number; bytes: number; revision: number; seconds: number }): void;
+  /**
+   * What the EtcdBackup's status records, at every pass: a restarted operator reports the newest backup's age and a
+   * failing one before it takes one. `intervalSeconds`: how often it takes one (0: once).
+   */
+  recorded(namespace: string, backup: string, r: { lastSuccessAtMs?: number; intervalSeconds: number; failing: boolean }): void;
   failed(namespace: string, backup: string): void;
   /** A continuous backup's change log, as it stands. */
   changeLog(namespace: string, backup: string, s: { throughRevision?: number; confirmedAtMs?: number; gaps: readonly unknown[] }): void;
@@ -152,8 +156,13 @@ export class RuntimeMetrics {
       this.backupRevision.set(labels, t.revision);
       this.backupSeconds.set(labels, t.seconds);
       this.backupFailing.set(labels, 0);
-      if (t.intervalSeconds > 0) this.backupInterval.set(labels, t.intervalSeconds);
+    },
+    recorded: (namespace, backup, r) => {
+      const labels = { namespace, backup };
+      if (r.lastSuccessAtMs !== undefined) this.backupSuccess.set(labels, r.lastSuccessAtMs / 1000);
+      if (r.intervalSeconds > 0) this.backupInterval.set(labels, r.intervalSeconds);
       else this.backupInterval.remove(labels);
+      this.backupFailing.set(labels, r.failing ? 1 : 0);
     },
     failed: (namespace, backup) => {
       this.backups.inc({ namespace, backup, result: 'failed' });

@@ -19,16 +19,18 @@ import { etcdPut } from '../support/etcd-gateway.js';
 import { inject } from '../support/faults.js';
 import { startPrometheus } from '../support/prometheus.js';
 import type { Prometheus } from '../support/prometheus.js';
+import { startOperator } from '../support/operator-process.js';
 
 /** The shipped rules with holds of seconds: a fault is held for a minute here, not for the minutes a page waits. */
 const QUICK: RuleTimings = { holdFor: () => 6, rpoTargetSeconds: 20, staleSlackSeconds: 10, reconcileWindowSeconds: 120 };
 
-/** Every panel's query, for one cluster, as Grafana would send it. */
+/** Every panel's query, for one cluster (and the operator install in `namespace`), as Grafana would send it. */
 function panelQueries(namespace: string, cluster: string): { panel: string; expr: string }[] {
   const panels = (dashboard() as { panels: Panel[] }).panels;
   return panels.flatMap((p) => (p.targets ?? []).map((target) => ({
     panel: p.title,
-    expr: target.expr.replaceAll('$namespace', namespace).replaceAll('$etcd_cluster', cluster).replaceAll('$__rate_interval', '30s'),
+    expr: target.expr.replaceAll('$operator_namespace', namespace).replaceAll('$namespace', namespace).replaceAll('$etcd_cluster', cluster)
+      .replaceAll('$__rate_interval', '30s'),
   })));
 }
 
@@ -102,6 +104,13 @@ test('a real Prometheus scrapes the operator and every member by the shipped job
     return empty.length === 0 || undefined;
   }, () => `empty:\n${empty.join('\n')}`);
   t.diagnostic(`${queries.length} queries of ${new Set(queries.map((q) => q.panel)).size} panels answered`);
+  // Answers that mean what their panels say: the spec's size, each replica's own memory (a standby's too).
+  const answer = async (panel: string, index = 0): Promise<number[]> =>
+    (await prom.query(queries.filter((q) => q.panel === panel)[index]?.expr ?? 'absent-panel')).map((x) => Number(x.value[1]));
+  assert.deepEqual(await answer('Members'), [3], 'desired members');
+  const memory = await answer('Memory and CPU');
+  assert.ok(memory.length === 2 && memory.every((bytes) => bytes > 10 * 2 ** 20), `each replica's memory: ${memory.join(', ')}`);
+  assert.deepEqual((await prom.query(`etcd_operator_leader{operator_namespace="${bed.namespace}"}`)).length, 2, 'the install\'s replicas carry its namespace');
   // A new cluster's members failed to reach peers not yet started: etcd's rate over 2 minutes remembers it that long.
   let loud: string[] = [];
   await until('no alert firing on a healthy cluster with a healthy backup', 180_000, async () => {
@@ -149,4 +158,19 @@ test('a real Prometheus scrapes the operator and every member by the shipped job
   t.diagnostic(`lease held elsewhere: fired after ${await untilFiring(prom, ['EtcdOperatorNotLeading'], 120_000)} ms`);
   await held('', 1);
   t.diagnostic(`lease released: resolved after ${await untilResolved(prom, ['EtcdOperatorNotLeading'], 120_000)} ms`);
+});
+
+test('a cluster named after another\'s metrics Service takes the name for its peers: it forms, and the other cluster\'s metrics go without', async (t) => {
+  const bed = await testbed(t, 'metrics-name');
+  const operator = startOperator(t, bed.namespace);
+  await bed.create('quota', { size: 1 });
+  await eventually('quota\'s metrics Service', 90_000, async () => (await bed.core.readNamespacedService({ name: 'quota-metrics', namespace: bed.namespace }).catch(() => undefined)));
+  // Created after: its peer Service's name is taken by quota's metrics Service.
+  await bed.create('quota-metrics', { size: 1 });
+  await eventually('quota-metrics Available', 180_000, async () =>
+    ((await bed.get('quota-metrics')).status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ? true : undefined));
+  const peer = await bed.core.readNamespacedService({ name: 'quota-metrics', namespace: bed.namespace });
+  assert.deepEqual(peer.spec?.ports?.map((p) => p.name), ['client', 'peer'], 'the name is quota-metrics\' own peer Service now');
+  assert.deepEqual(peer.spec.selector, { app: 'etcd', etcd_cluster: 'quota-metrics' });
+  operator.succeeded();
 });

@@ -59,8 +59,10 @@ test('with monitoring on, the chart renders a ServiceMonitor of every member\'s 
   assert.equal(monitor.spec.namespaceSelector.any, true, 'cluster-wide: every namespace');
   assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), svc.spec?.ports?.map((p) => p.name));
   assert.deepEqual(monitor.spec.endpoints[0]?.relabelings.map((r) => r.targetLabel), ['etcd_cluster', 'pod']);
-  const pods = find('PodMonitor') as { spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: { port: string; honorLabels: boolean }[] } };
-  assert.deepEqual(pods.spec.podMetricsEndpoints, [{ port: 'metrics', interval: '30s', honorLabels: true }]);
+  const pods = find('PodMonitor') as { spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: unknown[] } };
+  // Its series keep the clusters' namespaces (honorLabels); its install is told by operator_namespace, as the shipped scrape job does.
+  assert.deepEqual(pods.spec.podMetricsEndpoints,
+    [{ port: 'metrics', interval: '30s', honorLabels: true, relabelings: [{ sourceLabels: ['__meta_kubernetes_namespace'], targetLabel: 'operator_namespace' }] }]);
   assert.deepEqual(pods.spec.selector.matchLabels, { 'app.kubernetes.io/name': NAME });
   assert.deepEqual((find('PrometheusRule') as { spec: unknown }).spec, alertRules());
   const board = find('ConfigMap') as { metadata: { labels: Record<string, string> }; data: Record<string, string> };

@@ -57,9 +57,11 @@ export async function startPrometheus(t: TestContext, namespace: string, timings
     rmSync(dir, { recursive: true, force: true });
   });
   const base = `http://127.0.0.1:${port}`;
-  await eventually(`Prometheus ready (${logs.join('').slice(-300)})`, 60_000, async () => ((await fetch(`${base}/-/ready`).catch(() => undefined))?.ok ? true : undefined));
+  await eventually(`Prometheus ready (${logs.join('').slice(-300)})`, 60_000, async () =>
+    ((await fetch(`${base}/-/ready`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined))?.ok ? true : undefined));
   const api = async <T>(path: string): Promise<T> => {
-    const res = await fetch(`${base}/api/v1/${path}`);
+    // Bounded: a Prometheus that hangs fails the wait that asked, not the whole test's time.
+    const res = await fetch(`${base}/api/v1/${path}`, { signal: AbortSignal.timeout(15_000) });
     const body = (await res.json()) as { status: string; data: T; error?: string };
     if (body.status !== 'success') throw new Error(`Prometheus ${path}: ${body.error ?? res.status}`);
     return body.data;

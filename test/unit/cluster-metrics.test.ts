@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { clusterStatus } from '../../src/controllers/cluster/status.js';
-import { healthReading, replacesMember } from '../../src/controllers/cluster/health-reading.js';
+import { actionTaken, healthReading } from '../../src/controllers/cluster/health-reading.js';
 import { ClusterMetrics } from '../../src/runtime/cluster-metrics.js';
-import type { ClusterState } from '../../src/etcd/planner.js';
+import type { Action, ClusterState } from '../../src/etcd/planner.js';
 import { NOW, cluster, h, reports, state } from './status-fixtures.js';
 
 const reading = (s: ClusterState, bootstrapped = true): ReturnType<typeof healthReading> =>
@@ -33,11 +33,13 @@ test('a reading counts voters and learners, alarms by kind, and a roll under way
   assert.equal(reading(state()).roll, undefined);
 });
 
-test('a member removed while the cluster is at or below its size is a replacement; one scaled away is not', () => {
+test('a member removed while the cluster is at or below its size is a replacement; one scaled away is not; disarms name their alarms', () => {
   const remove = { type: 'RemoveMember', memberId: 'c', member: 'c', reason: 'x' } as const;
-  assert.equal(replacesMember(state(), remove), true);
-  assert.equal(replacesMember(state({ desiredSize: 1 }), remove), false);
-  assert.equal(replacesMember(state(), { type: 'Steady' }), false);
+  assert.equal(actionTaken(state(), remove).replacement, true);
+  assert.equal(actionTaken(state({ desiredSize: 1 }), remove).replacement, false);
+  assert.equal(actionTaken(state(), { type: 'Steady' }).replacement, false);
+  const disarm: Action = { type: 'DisarmAlarms', reason: 'x', alarms: [{ memberId: 'a', alarm: 'NOSPACE' }, { memberId: 'b', alarm: 'NOSPACE' }] };
+  assert.deepEqual(actionTaken(state(), disarm), { action: 'DisarmAlarms', replacement: false, disarmed: ['NOSPACE'] });
 });
 
 test('cluster series: labelled by namespace and cluster only, phases and leaders replaced, everything dropped with the cluster or the lead', async () => {
@@ -47,15 +49,26 @@ test('cluster series: labelled by namespace and cluster only, phases and leaders
   o.observed('db', 'main', { ...reading(state()), phase: 'Creating', leader: 'a' });
   o.observed('db', 'main', { ...reading(state()), phase: 'Running', leader: 'a' });
   o.observed('db', 'main', { ...reading(state()), phase: 'Running', leader: 'b' });
-  o.acted('db', 'main', 'AddMember', false, 1_000);
-  o.acted('db', 'main', 'RemoveMember', true, 2_000);
+  o.acted('db', 'main', { action: 'AddMember', replacement: false, disarmed: [] }, 1_000);
+  o.acted('db', 'main', { action: 'RemoveMember', replacement: true, disarmed: [] }, 2_000);
+  o.acted('db', 'main', { action: 'DisarmAlarms', replacement: false, disarmed: ['NOSPACE'] }, 3_000);
   assert.deepEqual(await lines(registry, 'etcd_operator_cluster_phase'), ['etcd_operator_cluster_phase{namespace="db",etcd_cluster="main",phase="Running"} 1']);
   assert.deepEqual(await lines(registry, 'etcd_operator_cluster_leader_changes_total'), ['etcd_operator_cluster_leader_changes_total{namespace="db",etcd_cluster="main"} 1']);
   assert.deepEqual(await lines(registry, 'etcd_operator_cluster_quorum_margin'), ['etcd_operator_cluster_quorum_margin{namespace="db",etcd_cluster="main"} 1']);
   assert.deepEqual(await lines(registry, 'etcd_operator_cluster_member_replacements_total'), ['etcd_operator_cluster_member_replacements_total{namespace="db",etcd_cluster="main"} 1']);
   assert.deepEqual(await lines(registry, 'etcd_operator_cluster_last_action_timestamp_seconds'),
-    ['etcd_operator_cluster_last_action_timestamp_seconds{namespace="db",etcd_cluster="main",action="RemoveMember"} 2']);
-  assert.equal((await lines(registry, 'etcd_operator_cluster_actions_total')).length, 2);
+    ['etcd_operator_cluster_last_action_timestamp_seconds{namespace="db",etcd_cluster="main",action="DisarmAlarms"} 3']);
+  assert.equal((await lines(registry, 'etcd_operator_cluster_actions_total')).length, 3);
+  assert.deepEqual(await lines(registry, 'etcd_operator_cluster_alarms_disarmed_total'), [
+    'etcd_operator_cluster_alarms_disarmed_total{namespace="db",etcd_cluster="main",alarm="NOSPACE"} 1',
+    'etcd_operator_cluster_alarms_disarmed_total{namespace="db",etcd_cluster="main",alarm="CORRUPT"} 0',
+  ], 'counted from 0, so the first disarm is an increase');
+  assert.equal((await lines(registry, 'etcd_operator_cluster_observed_timestamp_seconds')).length, 1);
+
+  // A pass stopped by its configuration: degraded, and whether it serves not claimed from an older pass.
+  o.misconfigured('db', 'main');
+  assert.deepEqual(await lines(registry, 'etcd_operator_cluster_degraded'), ['etcd_operator_cluster_degraded{namespace="db",etcd_cluster="main"} 1']);
+  assert.deepEqual([...await lines(registry, 'etcd_operator_cluster_available'), ...await lines(registry, 'etcd_operator_cluster_quorum_margin')], []);
   assert.deepEqual(await lines(registry, 'etcd_operator_cluster_roll_members_pending'), ['etcd_operator_cluster_roll_members_pending{namespace="db",etcd_cluster="main"} 0']);
 
   o.observed('db', 'other', reading(state()));

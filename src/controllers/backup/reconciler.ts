@@ -66,6 +66,11 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
       d.metrics.gone(namespace, name);
       return undefined;
     }
+    const lastSuccess = backup.status?.lastSuccessDate ? Date.parse(backup.status.lastSuccessDate) : Number.NaN;
+    d.metrics.recorded(namespace, name, {
+      ...(Number.isNaN(lastSuccess) ? {} : { lastSuccessAtMs: lastSuccess }),
+      intervalSeconds: backup.spec.backupPolicy?.backupIntervalInSecond ?? 0, failing: backup.status?.succeeded === false,
+    });
     if (backup.spec.etcdEndpoints && !d.allowEndpoints) {
       await d.changeLogs.stop(key);
       return failed(d, backup, endpointsRefused(), context.log);
@@ -104,7 +109,7 @@ async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBack
   try {
     const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
     if (!taken) return { requeueAfterMs: 2000 };
-    d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds, intervalSeconds: intervalMs / 1000 });
+    d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds });
     const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
     await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, (current) => ({
       ...current.status,

@@ -2,6 +2,7 @@ import type { ClusterStatus } from '../../api/etcd-cluster.js';
 import type { Action, ClusterState } from '../../etcd/planner.js';
 import { countAnswering, quorum, votersOf } from '../../etcd/planner.js';
 import { rollUnderWay } from './status.js';
+import type { ActionTaken } from '../../runtime/cluster-metrics.js';
 
 /**
  * What a pass saw of a cluster's health, in numbers, for its metrics: the same observation its status was written
@@ -10,7 +11,7 @@ import { rollUnderWay } from './status.js';
 export interface HealthReading {
   desired: number;
   ready: number;
-  /** Voters and learners in etcd's member list (0 while no member answers: none is known to vote). */
+  /** Voters in etcd's member list (0 while no member answers: none is known to vote). */
   voting: number;
   learners: number;
   /**
@@ -50,6 +51,9 @@ export function healthReading(s: ClusterState, status: ClusterStatus): HealthRea
   };
 }
 
-/** A member removed to be made again (failed, lost, stale), not one removed because the spec asks for fewer. */
-export const replacesMember = (s: ClusterState, action: Action): boolean =>
-  action.type === 'RemoveMember' && votersOf(s.members).length <= s.desiredSize;
+/** An action as the metrics count it: a member removed to be made again, not because the spec asks for fewer; alarms disarmed. */
+export const actionTaken = (s: ClusterState, action: Action): ActionTaken => ({
+  action: action.type,
+  replacement: action.type === 'RemoveMember' && votersOf(s.members).length <= s.desiredSize,
+  disarmed: action.type === 'DisarmAlarms' ? [...new Set(action.alarms.map((a) => a.alarm))] : [],
+});

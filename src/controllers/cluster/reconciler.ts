@@ -20,7 +20,7 @@ import { revisionBumpOf } from '../../api/etcd-backup.js';
 import { gatesToOpen, openVoterGates } from './voter-gate.js';
 import { membersBehind, plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
-import { clientService, metricsService, metricsServiceName, peerService } from '../../k8s/services.js';
+import { clientService, metricsService, metricsServiceName, metricsServiceOfAnother, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
 import { strandedClaims } from './stranded-claims.js';
@@ -39,7 +39,7 @@ import { Durations } from '../../runtime/durations.js';
 import { Progress } from '../../runtime/progress.js';
 import { memberName } from '../../etcd/client.js';
 import { clusterStatus, misconfigured } from './status.js';
-import { healthReading, replacesMember } from './health-reading.js';
+import { actionTaken, healthReading } from './health-reading.js';
 import type { ClusterObserver } from '../../runtime/cluster-metrics.js';
 import type { Refusal } from './status.js';
 import { ConfigurationError, ensureAutoTls, requireStaticTls } from './tls.js';
@@ -138,6 +138,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       // Nothing is touched until the user fixes it; the condition and the event say what is wrong.
       await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => misconfigured(current, err, rfc3339(Date.now())));
       await d.events.record(involved, 'Warning', err.reason, err.message);
+      if (!isVerificationCluster(cluster)) d.metrics.misconfigured(namespace, name);
       return { requeueAfterMs: 30_000 };
     }
     const claims = sortClaims(labelled, uid, cluster.status?.bootstrapped ?? false, restore === undefined);
@@ -215,7 +216,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
     if (!QUIET.includes(action.type) && !outcome.refused && !refusal) {
-      if (!isVerificationCluster(cluster)) d.metrics.acted(namespace, name, action.type, replacesMember(state, action), Date.now());
+      if (!isVerificationCluster(cluster)) d.metrics.acted(namespace, name, actionTaken(state, action), Date.now());
       const event = actionEvent(action);
       await d.events.record(involved, event.type, event.reason, told);
     }
@@ -355,7 +356,12 @@ async function ensureServices(d: ClusterReconcilerDeps, a: ClusterAddress, uid: 
     if (svc.metadata?.name === a.cluster && existing?.spec?.clusterIP === 'None' && existing.spec.publishNotReadyAddresses !== true) {
       await d.transport.call('PATCH', `/api/v1/namespaces/${a.namespace}/services/${a.cluster}`, { spec: { publishNotReadyAddresses: true } }, 'application/merge-patch+json');
     }
-    if (existing) continue;
+    // Another cluster's metrics Service, made before this cluster was, holds its peer Service's name: this cluster's
+    // members need the name to find each other, and that cluster's metrics go without (ensured above). Only a
+    // Service the operator made for metrics, whose name the owner's own name gives, is ever deleted so.
+    if (svc.metadata?.name === a.cluster && existing && metricsServiceOfAnother(existing, uid)) {
+      await d.transport.call('DELETE', `/api/v1/namespaces/${a.namespace}/services/${a.cluster}`, { preconditions: { uid: existing.metadata?.uid } }).catch(ignoreStatus(404));
+    } else if (existing) continue;
     await d.transport.call('POST', `/api/v1/namespaces/${a.namespace}/services`, svc).catch(ignoreStatus(409));
   }
 }
