@@ -112,9 +112,12 @@ test('a real Prometheus scrapes the operator and every member by the shipped job
   assert.ok(memory.length === 2 && memory.every((bytes) => bytes > 10 * 2 ** 20), `each replica's memory: ${memory.join(', ')}`);
   assert.deepEqual((await prom.query(`etcd_operator_leader{operator_namespace="${bed.namespace}"}`)).length, 2, 'the install\'s replicas carry its namespace');
   // A new cluster's members failed to reach peers not yet started: etcd's rate over 2 minutes remembers it that long.
+  // etcd's disk and leadership alerts read the machine: on two cores shared with the other tests, a p99 fsync over
+  // 0.5 s is true here, and says nothing of the operator.
+  const machine = ['EtcdHighFsyncDurations', 'EtcdHighCommitDurations', 'EtcdHighNumberOfLeaderChanges', 'EtcdHighNumberOfFailedProposals'];
   let loud: string[] = [];
   await until('no alert firing on a healthy cluster with a healthy backup', 180_000, async () => {
-    loud = (await prom.alerts()).filter((a) => a.state === 'firing').map((a) => JSON.stringify(a.labels));
+    loud = (await prom.alerts()).filter((a) => a.state === 'firing' && !machine.includes(a.labels.alertname ?? '')).map((a) => JSON.stringify(a.labels));
     for (const expr of ['up{etcd_cluster!=""} == 0', 'rate(etcd_network_peer_sent_failures_total[2m]) > 0.01']) {
       loud.push(...(await prom.query(expr)).map((x) => `${expr}: ${JSON.stringify(x.metric)} ${x.value[1]}`));
     }
