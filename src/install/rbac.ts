@@ -20,8 +20,9 @@ export const OPERATOR_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   // Claims are brought to the retention policy (owner reference or none) and adopted by a cluster of their name.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
-  // The peer Service of a cluster taken over from the CoreOS operator is patched to publish unready addresses.
-  { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create', 'patch'] },
+  // The peer Service of a cluster taken over from the CoreOS operator is patched to publish unready addresses; a metrics
+  // Service holding a newer cluster's peer Service name (`<other>-metrics`) is deleted for it.
+  { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },
   // Whether the CoreOS operator still runs, before one of its clusters is taken over: its leader lock, by name.
   { apiGroups: [''], resources: ['endpoints'], resourceNames: ['etcd-operator'], verbs: ['get'] },
   // Auto-TLS Secrets are made and renewed; static TLS and S3 credentials Secrets are read by name. Never listed or
