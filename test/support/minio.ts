@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { eventually, lab, labTool } from './lab.js';
 import { freePort } from './free-port.js';
+import { stopChild } from './child-stop.js';
 
 export interface Minio {
   /** Reachable from the host and from pods (the lab bridge address). */
@@ -41,13 +42,7 @@ export async function startMinio(t: Cleanups, bucket: string, serverArgs: string
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey } });
   t.after(async () => {
     client.destroy();
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
   });
   await eventually(`MinIO live (${logs.join('').slice(-200)})`, 30_000, async () => ((await fetch(`${endpoint}/minio/health/live`)).ok ? true : undefined));

@@ -9,6 +9,7 @@ import { alertRules } from '../../src/install/alert-rules.js';
 import type { RuleTimings } from '../../src/install/alert-rules.js';
 import { eventually, lab, labTool } from './lab.js';
 import { freePort } from './free-port.js';
+import { stopChild } from './child-stop.js';
 
 export interface Alert { labels: Record<string, string>; state: 'pending' | 'firing'; value: string }
 export interface Sample { metric: Record<string, string>; value: [number, string] }
@@ -45,13 +46,7 @@ export async function startPrometheus(t: TestContext, namespace: string, timings
   child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));
   child.stderr.on('data', (c: Buffer) => logs.push(c.toString()));
   t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(child);
     // Logged at warn: whatever it says is worth reading beside a failure.
     if (logs.length > 0) t.diagnostic(`prometheus log: ${logs.join('').slice(-2000)}`);
     rmSync(dir, { recursive: true, force: true });
