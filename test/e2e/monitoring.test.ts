@@ -129,7 +129,7 @@ test('a real Prometheus scrapes the operator and every member by the shipped job
   const healFirst = await inject(t, { kind: 'hang', namespace: bed.namespace, pod: first });
   t.diagnostic(`quorum at risk: fired after ${await untilFiring(prom, ['EtcdClusterQuorumAtRisk'], 90_000)} ms`);
   const healSecond = await inject(t, { kind: 'hang', namespace: bed.namespace, pod: second });
-  const lost = ['EtcdClusterQuorumLost', 'EtcdNoLeader', 'EtcdInsufficientMembers', 'EtcdMembersDown', 'EtcdClusterDegraded'];
+  const lost = ['EtcdClusterQuorumLost', 'EtcdNoLeader', 'EtcdInsufficientMembers', 'EtcdMembersDown', 'EtcdClusterDegraded', 'EtcdClusterNotAvailable'];
   t.diagnostic(`two members hung: ${lost.join(', ')} fired after ${await untilFiring(prom, lost, 120_000)} ms`);
   await healFirst();
   await healSecond();
