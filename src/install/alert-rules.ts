@@ -45,6 +45,8 @@ const MEMBER = 'etcd_cluster!=""';
 const BY = 'namespace, etcd_cluster';
 const CLUSTER = '{{ $labels.namespace }}/{{ $labels.etcd_cluster }}';
 const BACKUP = '{{ $labels.namespace }}/{{ $labels.backup }}';
+/** Each member's 99th percentile of an etcd disk histogram over 5 minutes. */
+const p99 = (histogram: string): string => `histogram_quantile(0.99, sum by (${BY}, pod, le) (rate(${histogram}_bucket{${MEMBER}}[5m])))`;
 
 export function alertRules(t: RuleTimings = SHIPPED_TIMINGS): { groups: RuleGroup[] } {
   const rule = (alert: string, severity: 'warning' | 'critical', forSeconds: number, expr: string, summary: string, description: string): AlertRule =>
@@ -66,14 +68,11 @@ export function alertRules(t: RuleTimings = SHIPPED_TIMINGS): { groups: RuleGrou
     // Per member, then the most any member saw: each change is seen by every member, and a replaced member starts its count anew.
     rule('EtcdHighNumberOfLeaderChanges', 'warning', 300, `max by (${BY}) (increase(etcd_server_leader_changes_seen_total{${MEMBER}}[15m])) >= 4`,
       'etcd cluster changes leader often', `etcd cluster ${CLUSTER}: {{ $value }} leader changes within 15 minutes; members or their disks or network are struggling.`),
-    rule('EtcdHighFsyncDurations', 'warning', 600,
-      `histogram_quantile(0.99, sum by (${BY}, pod, le) (rate(etcd_disk_wal_fsync_duration_seconds_bucket{${MEMBER}}[5m]))) > 0.5`,
+    rule('EtcdHighFsyncDurations', 'warning', 600, `${p99('etcd_disk_wal_fsync_duration_seconds')} > 0.5`,
       'etcd WAL fsync is slow', `etcd cluster ${CLUSTER}: member {{ $labels.pod }}'s 99th percentile WAL fsync is {{ $value }} s.`),
-    rule('EtcdHighFsyncDurations', 'critical', 600,
-      `histogram_quantile(0.99, sum by (${BY}, pod, le) (rate(etcd_disk_wal_fsync_duration_seconds_bucket{${MEMBER}}[5m]))) > 1`,
+    rule('EtcdHighFsyncDurations', 'critical', 600, `${p99('etcd_disk_wal_fsync_duration_seconds')} > 1`,
       'etcd WAL fsync is very slow', `etcd cluster ${CLUSTER}: member {{ $labels.pod }}'s 99th percentile WAL fsync is {{ $value }} s.`),
-    rule('EtcdHighCommitDurations', 'warning', 600,
-      `histogram_quantile(0.99, sum by (${BY}, pod, le) (rate(etcd_disk_backend_commit_duration_seconds_bucket{${MEMBER}}[5m]))) > 0.25`,
+    rule('EtcdHighCommitDurations', 'warning', 600, `${p99('etcd_disk_backend_commit_duration_seconds')} > 0.25`,
       'etcd backend commits are slow', `etcd cluster ${CLUSTER}: member {{ $labels.pod }}'s 99th percentile backend commit is {{ $value }} s.`),
     rule('EtcdDatabaseQuotaLowSpace', 'critical', 600,
       `(last_over_time(etcd_mvcc_db_total_size_in_bytes{${MEMBER}}[5m]) / last_over_time(etcd_server_quota_backend_bytes{${MEMBER}}[5m])) * 100 > 95`,

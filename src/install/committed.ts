@@ -15,6 +15,8 @@ const CHART = 'helm/etcd-operator';
  */
 export function committedManifests(): Record<string, string> {
   const crds = Object.entries(crdManifests());
+  const rules = HEADER + stringify(alertRules(), { lineWidth: 0 });
+  const board = `${JSON.stringify(dashboard(), null, 2)}\n`;
   return {
     ...Object.fromEntries(crds.map(([file, text]) => [`crds/${file}`, text])),
     'etcd-operator.yaml': HEADER + installManifests(DEFAULT_INSTALL),
@@ -24,10 +26,10 @@ export function committedManifests(): Record<string, string> {
     [`${CHART}/files/lease-rules.yaml`]: HEADER + stringify(LEASE_RULES),
     [`${CHART}/files/node-rules.yaml`]: HEADER + stringify(NODE_RULES),
     // Monitoring: a plain rules file and dashboard, the scrape jobs for a Prometheus without its operator, and the chart's copies.
-    'monitoring/etcd-operator-rules.yaml': HEADER + stringify(alertRules(), { lineWidth: 0 }),
-    'monitoring/etcd-operator-dashboard.json': `${JSON.stringify(dashboard(), null, 2)}\n`,
+    'monitoring/etcd-operator-rules.yaml': rules,
+    'monitoring/etcd-operator-dashboard.json': board,
     'monitoring/prometheus-scrape.yaml': `${HEADER}# Add these jobs to scrape_configs (a Prometheus in the cluster, allowed to list pods and endpointslices).\n${stringify(scrapeJobs(), { lineWidth: 0 })}`,
-    [`${CHART}/files/alert-rules.yaml`]: HEADER + stringify(alertRules(), { lineWidth: 0 }),
-    [`${CHART}/files/dashboard.json`]: `${JSON.stringify(dashboard(), null, 2)}\n`,
+    [`${CHART}/files/alert-rules.yaml`]: rules,
+    [`${CHART}/files/dashboard.json`]: board,
   };
 }

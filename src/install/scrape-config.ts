@@ -14,6 +14,8 @@ export interface ScrapeJob {
 }
 
 const copy = (from: string, to: string): Relabel => ({ source_labels: [from], target_label: to });
+/** Keeps the targets whose labels, joined by ';', match `regex`. */
+const keep = (labels: string[], regex: string): Relabel => ({ source_labels: labels, regex, action: 'keep' });
 
 export function scrapeJobs(): ScrapeJob[] {
   return [
@@ -23,8 +25,8 @@ export function scrapeJobs(): ScrapeJob[] {
       honor_labels: true,
       kubernetes_sd_configs: [{ role: 'pod' }],
       relabel_configs: [
-        { source_labels: ['__meta_kubernetes_pod_label_app_kubernetes_io_name', '__meta_kubernetes_pod_annotation_prometheus_io_scrape'], regex: 'etcd-operator;true', action: 'keep' },
-        { source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: 'metrics', action: 'keep' },
+        keep(['__meta_kubernetes_pod_label_app_kubernetes_io_name', '__meta_kubernetes_pod_annotation_prometheus_io_scrape'], 'etcd-operator;true'),
+        keep(['__meta_kubernetes_pod_container_port_name'], 'metrics'),
         // Where it runs: tells installs apart, and its series from other controllers' of the same names.
         copy('__meta_kubernetes_namespace', 'operator_namespace'),
         copy('__meta_kubernetes_pod_name', 'pod'),
@@ -34,8 +36,8 @@ export function scrapeJobs(): ScrapeJob[] {
       job_name: 'etcd-members',
       kubernetes_sd_configs: [{ role: 'endpointslice' }],
       relabel_configs: [
-        { source_labels: ['__meta_kubernetes_service_annotation_prometheus_io_scrape', '__meta_kubernetes_service_label_etcd_cluster'], regex: 'true;.+', action: 'keep' },
-        { source_labels: ['__meta_kubernetes_endpointslice_port_name'], regex: 'metrics', action: 'keep' },
+        keep(['__meta_kubernetes_service_annotation_prometheus_io_scrape', '__meta_kubernetes_service_label_etcd_cluster'], 'true;.+'),
+        keep(['__meta_kubernetes_endpointslice_port_name'], 'metrics'),
         copy('__meta_kubernetes_namespace', 'namespace'),
         copy('__meta_kubernetes_service_label_etcd_cluster', 'etcd_cluster'),
         copy('__meta_kubernetes_pod_name', 'pod'),

@@ -93,7 +93,7 @@ export class ClusterMetrics {
         this.disarmed.inc({ ...labels, alarm }, 0);
       }
       this.observedAt.set(labels, Date.now() / 1000);
-      this.rollPending.set(labels, r.roll ? r.roll.of - r.roll.rolled : 0);
+      this.rollPending.set(labels, r.rollPending);
       // Counted from leader to leader: a pass with no leader in between (an election under way) is no change yet.
       this.leaderChanges.inc(labels, 0);
       if (r.leader !== undefined) {

@@ -39,16 +39,11 @@ async function firing(prom: Prometheus): Promise<string[]> {
   return [...new Set((await prom.alerts()).filter((a) => a.state === 'firing').map((a) => a.labels.alertname ?? ''))].sort();
 }
 
-/** `eventually`, with what was last seen added to its failure. */
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, seen: () => string): Promise<T> {
-  return eventually(what, timeoutMs, probe).catch((err: unknown) => { throw new Error(`${(err as Error).message}; ${seen()}`); });
-}
-
 /** Waits until each of `alerts` fires; answers how long that took. */
 async function untilFiring(prom: Prometheus, alerts: string[], timeoutMs: number): Promise<number> {
   const started = Date.now();
   let seen: string[] = [];
-  await until(`${alerts.join(', ')} firing`, timeoutMs, async () => {
+  await eventually(`${alerts.join(', ')} firing`, timeoutMs, async () => {
     seen = await firing(prom);
     return alerts.every((a) => seen.includes(a)) || undefined;
   }, () => `firing: ${seen.join(', ') || 'none'}`);
@@ -59,7 +54,7 @@ async function untilFiring(prom: Prometheus, alerts: string[], timeoutMs: number
 async function untilResolved(prom: Prometheus, alerts: string[], timeoutMs: number): Promise<number> {
   const started = Date.now();
   let left: string[] = [];
-  await until(`${alerts.join(', ')} resolved`, timeoutMs, async () => {
+  await eventually(`${alerts.join(', ')} resolved`, timeoutMs, async () => {
     left = (await prom.alerts()).map((a) => a.labels.alertname ?? '').filter((a) => alerts.includes(a));
     return left.length === 0 || undefined;
   }, () => `still active: ${left.join(', ')}`);
@@ -97,7 +92,7 @@ test('a real Prometheus scrapes the operator and every member by the shipped job
   // 2. Every panel's query answers (the backups' panels once a verification has passed: a minute or two).
   const queries = panelQueries(bed.namespace, 'watched');
   let empty: string[] = [];
-  await until('every dashboard panel answering', 360_000, async () => {
+  await eventually('every dashboard panel answering', 360_000, async () => {
     await etcdPut(endpoint, 'tick', String(Date.now())).catch(() => undefined);
     empty = [];
     for (const q of queries) if ((await prom.query(q.expr)).length === 0) empty.push(`${q.panel}: ${q.expr}`);
@@ -116,7 +111,7 @@ test('a real Prometheus scrapes the operator and every member by the shipped job
   // 0.5 s is true here, and says nothing of the operator.
   const machine = ['EtcdHighFsyncDurations', 'EtcdHighCommitDurations', 'EtcdHighNumberOfLeaderChanges', 'EtcdHighNumberOfFailedProposals'];
   let loud: string[] = [];
-  await until('no alert firing on a healthy cluster with a healthy backup', 180_000, async () => {
+  await eventually('no alert firing on a healthy cluster with a healthy backup', 180_000, async () => {
     loud = (await prom.alerts()).filter((a) => a.state === 'firing' && !machine.includes(a.labels.alertname ?? '')).map((a) => JSON.stringify(a.labels));
     for (const expr of ['up{etcd_cluster!=""} == 0', 'rate(etcd_network_peer_sent_failures_total[2m]) > 0.01']) {
       loud.push(...(await prom.query(expr)).map((x) => `${expr}: ${JSON.stringify(x.metric)} ${x.value[1]}`));

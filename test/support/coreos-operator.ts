@@ -160,8 +160,7 @@ export async function deployCoreOSOperator(t: TestContext, bed: Testbed, timeout
     await Promise.all([...followers.values()].map((child) => closed(child, 5000)));
   };
   t.after(stopFollowing);
-  await eventually('the CoreOS operator ready', timeoutMs, async () => ((await pods()).some(isReady) ? true : undefined))
-    .catch((err: unknown) => { throw new Error(`${String(err)}; its log: ${log.slice(-20).join(' | ')}`); });
+  await eventually('the CoreOS operator ready', timeoutMs, async () => ((await pods()).some(isReady) ? true : undefined), () => `its log: ${log.slice(-20).join(' | ')}`);
   return {
     images, namespace, log,
     refusals: () => log.filter((l) => /\b(400|403|404|409|422)\b|is invalid|forbidden|Unprocessable|Invalid value/i.test(l)),

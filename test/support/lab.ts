@@ -201,8 +201,8 @@ export async function testNamespace(t: TestContext, prefix = 'test', podSecurity
   return name;
 }
 
-/** Polls `probe` until it returns a value other than undefined; bounded by `timeoutMs`. */
-export async function eventually<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+/** Polls `probe` until it returns a value other than undefined; bounded by `timeoutMs`. A timeout says what `seen` last saw, if given. */
+export async function eventually<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, seen?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -214,7 +214,7 @@ export async function eventually<T>(what: string, timeoutMs: number, probe: () =
     }
     if (Date.now() >= deadline) {
       const detail = lastError instanceof Error ? `: last error ${lastError.message}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}${seen ? `; ${seen()}` : ''}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

@@ -29,8 +29,8 @@ test('a reading counts voters and learners, alarms by kind, and a roll under way
   const r = reading(learning);
   assert.deepEqual([r.desired, r.voting, r.learners, r.alarms.NOSPACE, r.alarms.CORRUPT], [3, 3, 1, 1, 0]);
   const upgrading = reading(state({ targetVersion: '3.5.35' }));
-  assert.deepEqual(upgrading.roll, { rolled: 0, of: 3 }, 'every member still on 3.5.17');
-  assert.equal(reading(state()).roll, undefined);
+  assert.equal(upgrading.rollPending, 3, 'every member still on 3.5.17');
+  assert.equal(reading(state()).rollPending, 0);
 });
 
 test('a member removed while the cluster is at or below its size is a replacement; one scaled away is not; disarms name their alarms', () => {

@@ -25,8 +25,8 @@ export interface HealthReading {
   leader?: string;
   /** Members raising each alarm. */
   alarms: { NOSPACE: number; CORRUPT: number };
-  /** Members rolled onto the spec (version, settings, template) while a roll is under way. */
-  roll?: { rolled: number; of: number };
+  /** Members a roll under way (version, settings, template) has still to make anew; 0 with none under way. */
+  rollPending: number;
 }
 
 export function healthReading(s: ClusterState, status: ClusterStatus): HealthReading {
@@ -47,7 +47,7 @@ export function healthReading(s: ClusterState, status: ClusterStatus): HealthRea
     phase: status.phase ?? '',
     ...(status.leader ? { leader: status.leader } : {}),
     alarms: { NOSPACE: s.alarms.filter((a) => a.alarm === 'NOSPACE').length, CORRUPT: s.alarms.filter((a) => a.alarm === 'CORRUPT').length },
-    ...(roll ? { roll: { rolled: roll.rolled, of: roll.of } } : {}),
+    rollPending: roll ? roll.of - roll.rolled : 0,
   };
 }
 

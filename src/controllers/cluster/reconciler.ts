@@ -122,8 +122,10 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // First, so that nothing failing below keeps a claim looking empty: a claim whose member's etcd ran holds data.
     const markedByPods = takeoverPending ? [] : await recordStarts(d.transport, address, claimsOf(labelled, uid), (member) => pods.some((p) => p.metadata?.name === member && etcdStarted(p)));
 
+    // A backup verification's disposable cluster is neither scraped nor reported.
+    const monitored = !isVerificationCluster(cluster);
     const restoredBy = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
-    if (!takeoverPending) await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined), !isVerificationCluster(cluster));
+    if (!takeoverPending) await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined), monitored);
     let tls: MemberTls | undefined;
     let etcd: EtcdClient;
     let restore: RestoreSource | undefined;
@@ -138,7 +140,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       // Nothing is touched until the user fixes it; the condition and the event say what is wrong.
       await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster, (current) => misconfigured(current, err, rfc3339(Date.now())));
       await d.events.record(involved, 'Warning', err.reason, err.message);
-      if (!isVerificationCluster(cluster)) d.metrics.misconfigured(namespace, name);
+      if (monitored) d.metrics.misconfigured(namespace, name);
       return { requeueAfterMs: 30_000 };
     }
     const claims = sortClaims(labelled, uid, cluster.status?.bootstrapped ?? false, restore === undefined);
@@ -207,7 +209,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     let reported: ClusterStatus | undefined;
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => (reported = clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed })));
-    if (reported && !isVerificationCluster(cluster)) d.metrics.observed(namespace, name, healthReading(state, reported));
+    if (reported && monitored) d.metrics.observed(namespace, name, healthReading(state, reported));
     // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.
     for (const event of conditionEvents(cluster.status, written?.status)) await d.events.record(involved, event.type, event.reason, event.message);
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
@@ -216,7 +218,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         `rebuilt from EtcdBackup ${rebuilt.backup ?? ''} at revision ${rebuilt.revision ?? 0}; about ${rebuilt.lostRevisions ?? 0} revisions written after it were lost`);
     }
     if (!QUIET.includes(action.type) && !outcome.refused && !refusal) {
-      if (!isVerificationCluster(cluster)) d.metrics.acted(namespace, name, actionTaken(state, action), Date.now());
+      if (monitored) d.metrics.acted(namespace, name, actionTaken(state, action), Date.now());
       const event = actionEvent(action);
       await d.events.record(involved, event.type, event.reason, told);
     }
