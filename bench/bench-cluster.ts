@@ -14,7 +14,9 @@ export async function inNamespace<T>(core: CoreV1Api, fn: (namespace: string) =>
   try {
     return await fn(namespace);
   } finally {
+    // Gone before the next scenario: its terminating pods would take the CPU that one is timed on.
     await core.deleteNamespace({ name: namespace, body: { gracePeriodSeconds: 0 } });
+    await eventually(`namespace ${namespace} gone`, 180_000, async () => ((await core.listNamespace()).items.some((n) => n.metadata?.name === namespace) ? undefined : true));
   }
 }
 

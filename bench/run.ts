@@ -1,9 +1,12 @@
 /**
  * `npm run bench`: each scenario several times on the lab, in one run; writes bench/results/latest.json and
  * latest.md with medians, min, max and ratios. Runs per scenario: BENCH_RUNS (default 5). BENCH_SCENARIOS picks
- * some of `bringup,scale,failover,nodeloss,drain,upgrade,many,backup,codecs,continuous` (default all); BENCH_CLUSTERS sizes
- * `many` and `continuous` (default 20); BENCH_CONTINUOUS_SECONDS is how long `continuous` writes (default 120).
+ * some of `bringup,scale,failover,nodeloss,drain,upgrade,many,backup,codecs,continuous,sidebyside` (default all);
+ * BENCH_CLUSTERS sizes `many` and `continuous` (default 20); BENCH_CONTINUOUS_SECONDS is how long `continuous`
+ * writes (default 120). `sidebyside` runs ours and the official etcd-io operator through the same scenarios
+ * (BENCH_SIDE_RUNS runs each, default 3) and writes bench/results/side-by-side.{json,md,svg}.
  */
+import { kubeConfigCredentials } from '../src/runtime/credentials.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -26,12 +29,15 @@ import { drainAll, nodeLoss } from './node-loss.js';
 import type { ManyClusters } from './many-clusters.js';
 import { continuousAtScale } from './continuous-backup.js';
 import type { ContinuousAtScale } from './continuous-backup.js';
+import { etcdIo, ours } from './contenders.js';
+import { sideBySide, sideBySideTable } from './side-by-side.js';
+import { sideBySideSvg } from './plot.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,scale,failover,nodeloss,drain,upgrade,many,backup,codecs,continuous').split(','));
+const scenarios = new Set((process.env.BENCH_SCENARIOS ?? 'bringup,scale,failover,nodeloss,drain,upgrade,many,backup,codecs,continuous,sidebyside').split(','));
 const clusterCount = Number(process.env.BENCH_CLUSTERS ?? 20);
 const core = adminKubeConfig().makeApiClient(CoreV1Api);
-const transport = new ApiTransport(adminKubeConfig());
+const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
 
 /** Milliseconds from the first create request to every member pod Ready. */
 function staticBringUp(members: number, image: string): Promise<number> {
@@ -121,6 +127,19 @@ function report(rows: Row[], { many, backup, codecs, continuous }: Sections, los
   ].join('\n');
 }
 
+/** Ours and etcd-io's side by side (issue 36), into bench/results/side-by-side.*, with the machine and versions. */
+async function writeSideBySide(image: string, version: string): Promise<void> {
+  const rows = await sideBySide(core, [() => Promise.resolve(ours(transport, version)), () => etcdIo(core, transport, image)], Number(process.env.BENCH_SIDE_RUNS ?? 3));
+  const date = new Date().toISOString();
+  const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const about = `${date}. Machine: ${machine}. Kubernetes ${lab().kubernetesVersion}, etcd ${image}; etcd-io/etcd-operator at 77c7f10 (shared/peers), built here.`;
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/side-by-side.json', `${JSON.stringify({ date, machine, kubernetes: lab().kubernetesVersion, etcd: image, rows }, null, 2)}\n`);
+  writeFileSync('bench/results/side-by-side.md', `# Ours and etcd-io/etcd-operator side by side\n\n${about}\n\n${sideBySideTable(rows)}\n`);
+  writeFileSync('bench/results/side-by-side.svg', sideBySideSvg(rows, `ours vs etcd-io/etcd-operator, ${date.slice(0, 10)}`));
+  process.stdout.write(`${sideBySideTable(rows)}\n`);
+}
+
 async function main(): Promise<void> {
   const [image, nextImage] = lab().etcdImages;
   if (!image || !nextImage) throw new Error('the lab lists fewer than two etcd images');
@@ -180,6 +199,11 @@ async function main(): Promise<void> {
   } finally {
     await operator.stop();
   }
+  // Alone on the lab: after ours above has stopped, before the backups below load it.
+  // A failure there (a cluster that never served) loses its results, not the rest of the run's.
+  if (scenarios.has('sidebyside')) {
+    await writeSideBySide(image, version).catch((err: unknown) => { process.stderr.write(`${JSON.stringify({ scenario: 'side-by-side', failed: String(err) })}\n`); });
+  }
   let backup: BackupThroughput | undefined;
   let continuous: ContinuousAtScale | undefined;
   const codecs = scenarios.has('codecs') ? await codecBench(runs) : undefined;
@@ -189,6 +213,8 @@ async function main(): Promise<void> {
   } finally {
     transport.agent.destroy();
   }
+  // A run of the side-by-side scenario alone leaves the last full run's results as they are.
+  if (rows.length === 0 && !many && !backup && !codecs && !continuous) return;
   const machine = { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
   const versions = { kubernetes: lab().kubernetesVersion, etcdImages: lab().etcdImages };
   mkdirSync('bench/results', { recursive: true });

@@ -91,7 +91,7 @@ CNI
 import_images() { # n [extras]
   local sock archive tag have archives; sock=$(node_sock "$1")
   archives=("$LAB_CACHE"/images/etcd-v*.tar "$LAB_CACHE/images/pause.tar" "$LAB_CACHE"/images/busybox-*.tar)
-  [ "${2:-}" = extras ] && archives+=("$LAB_CACHE"/images/coreos-*.tar)
+  [ "${2:-}" = extras ] && archives+=("$LAB_CACHE"/images/coreos-*.tar "$LAB_CACHE"/images/etcdio-*.tar)
   (
     flock -w 300 8 || { log "another import holds $(node_dir "$1")/import.lock"; exit 1; }
     have=$(timeout 60 ctr -a "$sock" -n k8s.io images ls -q)

@@ -2,8 +2,8 @@ import { hostname } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
-import type { KubeConfig, V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
+import type { V1Node, V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { Logger } from './runtime/log.js';
 import { ApiTransport } from './runtime/transport.js';
 import { Reflector } from './runtime/reflector.js';
 import { Controller, generationChanged } from './runtime/controller.js';
@@ -26,10 +26,12 @@ import { clusterReconciler } from './controllers/cluster/reconciler.js';
 import { nodeState } from './k8s/node-state.js';
 import { EtcdClients } from './controllers/cluster/tls.js';
 import { NamedSecrets } from './controllers/cluster/named-secrets.js';
+import type { ApiCredentials } from './runtime/credentials.js';
 import type { AutoTlsPolicy } from './controllers/cluster/tls.js';
 
 export interface OperatorOptions {
-  kubeConfig: KubeConfig;
+  /** The API server and the operator's credentials for it. */
+  credentials: ApiCredentials;
   /** Watch one namespace, or every namespace when undefined. */
   namespace?: string;
   metricsHost: string;
@@ -89,7 +91,7 @@ const nodeStateChanged = (old: V1Node, now: V1Node): boolean => !isDeepStrictEqu
 /** Runs the operator until the signal aborts, or until leadership is lost (then a restart stands again). */
 export async function runOperator(o: OperatorOptions, signal: AbortSignal): Promise<void> {
   const metrics = new RuntimeMetrics();
-  const transport = new ApiTransport(o.kubeConfig, metrics.apiRequestAnswered);
+  const transport = new ApiTransport(o.credentials, metrics.apiRequestAnswered);
   const identity = o.identity ?? `${hostname()}-${process.pid}`;
   let term: Term | undefined;
   let endedAt: number | undefined;

@@ -46,13 +46,8 @@ else
 fi
 
 images="$LAB_CACHE/images"; mkdir -p "$images"
-archive="$images/coreos-operator-$key.tar"
-if [ ! -s "$archive" ]; then
-  stale; rm -f "$images"/coreos-operator-*.tar
-  rootfs=$(mktemp -d); mkdir -p "$rootfs/usr/local/bin" "$rootfs/tmp"; chmod 1777 "$rootfs/tmp"
-  cp "$out/etcd-operator" "$rootfs/usr/local/bin/etcd-operator"
-  pack_image "$archive" "$COREOS_OPERATOR_IMAGE" "$rootfs" '["/usr/local/bin/etcd-operator"]'
-fi
+[ -s "$images/coreos-operator-$key.tar" ] || stale
+pack_binary_image coreos-operator "$key" "$COREOS_OPERATOR_IMAGE" "$out/etcd-operator" /usr/local/bin/etcd-operator
 
 for v in $ETCD_VERSIONS; do
   bin="$LAB_CACHE/etcd/$v"

@@ -16,3 +16,14 @@ pack_image() { # archive-path tag rootfs-dir cmd-json [entrypoint-json]
   rm -rf "$tmp" "$rootfs"
   log "packed $tag"
 }
+
+# One static binary as an image: the binary at `path-in-image` (its command) and a writable /tmp. Packed into
+# $LAB_CACHE/images/<name>-<key>.tar unless that is there; other keys' archives of that name are removed first.
+pack_binary_image() { # name key tag binary path-in-image
+  local images="$LAB_CACHE/images" rootfs; mkdir -p "$images"
+  [ -s "$images/$1-$2.tar" ] && return 0
+  rm -f "$images/$1-"*.tar
+  rootfs=$(mktemp -d); mkdir -p "$rootfs/$(dirname "$5")" "$rootfs/tmp"; chmod 1777 "$rootfs/tmp"
+  cp "$4" "$rootfs/$5"
+  pack_image "$images/$1-$2.tar" "$3" "$rootfs" "[\"$5\"]"
+}

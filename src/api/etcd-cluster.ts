@@ -290,6 +290,7 @@ export const clusterStatus = object({
     compactedRevision: integer({ format: 'int64' }),
     defragmented: array(string()),
   }, { description: 'Progress of the recovery from a NOSPACE alarm, so that a restarted operator redoes no step.' }),
+  noSpaceDisarmedAt: string({ format: 'date-time', description: 'When the operator last disarmed NOSPACE: the next recovery waits a minute from it.' }),
 });
 
 /** spec.pod.persistentVolumeClaimSpec.resources.requests.storage under `root`: the field, each level of it set, and its quantity. */

@@ -74,7 +74,7 @@ export async function demoCommand(): Promise<number> {
     const k = (args: string[], input?: string): Promise<string> => run(p, kubectl, ['--kubeconfig', kubeconfig, ...args], input);
     p.step('operator image from this build');
     const image = (await run(p, 'bash', ['scripts/operator-image.sh'])).trim();
-    const api = new ApiTransport(loadKubeConfig(kubeconfig));
+    const api = new ApiTransport(await loadKubeConfig(kubeconfig));
     try {
       p.step(`CRDs, RBAC and the operator Deployment (namespace ${NAMESPACE})`);
       const deploymentPath = `/apis/apps/v1/namespaces/${NAMESPACE}/deployments/${NAME}`;

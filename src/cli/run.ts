@@ -77,13 +77,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   // A watch renews within 30 s and a failing list is retried within 45 s: a shorter bound fails a working operator.
   const staleCacheAfterMs = positive('stale-cache-after', values['stale-cache-after'], 60) * 1000;
   const corruptCheckSeconds = positive('corrupt-check-interval', values['corrupt-check-interval']);
-  const kubeConfig = loadKubeConfig(values.kubeconfig);
+  const credentials = await loadKubeConfig(values.kubeconfig);
   const log = createLogger(values['log-level']);
   logProcessWarnings(log);
   const shutdown = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => { log.info({ signal: sig }, 'shutting down'); shutdown.abort(); });
   await runOperator({
-    kubeConfig, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
+    credentials, log, namespace: values.namespace, metricsHost: address[1], metricsPort: Number(address[2]),
     leaseNamespace: values['leader-elect'] ? (values['lease-namespace'] ?? values.namespace ?? 'default') : undefined,
     dnsServer: values['dns-server'], clusterDomain: values['cluster-domain'], workers, autoTls, operatorImage: values.image, replaceAfterMs, replaceOnNodeLossAfterMs, claimGraceMs, stuckStoppingAfterMs, staleCacheAfterMs, corruptCheckSeconds,
     allowBackupEndpoints: values['allow-backup-endpoints'],

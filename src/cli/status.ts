@@ -21,9 +21,9 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const [name, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`one cluster name at most, not ${positionals.join(' ')}`);
   if (name && values['all-namespaces']) throw new UsageError('a NAME is looked up in one namespace, not with -A');
-  const kubeConfig = loadKubeConfig(values.kubeconfig);
-  const namespace = values.namespace ?? kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default';
-  const transport = new ApiTransport(kubeConfig);
+  const credentials = await loadKubeConfig(values.kubeconfig);
+  const namespace = values.namespace ?? credentials.namespace ?? 'default';
+  const transport = new ApiTransport(credentials);
   try {
     const base = `/apis/${GROUP}/${VERSION}${values['all-namespaces'] ? '' : `/namespaces/${namespace}`}`;
     const list = async <T>(plural: string): Promise<T[]> => ((await transport.call('GET', `${base}/${plural}`)) as { items: T[] }).items;

@@ -1,9 +1,12 @@
-import { request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
+import { lookup as dnsLookup } from 'node:dns';
 import type { SecureContextOptions } from 'node:tls';
 import { memberOfPeerUrl } from './identity.js';
+import { resolveHost } from './dns-lookup.js';
 import { grpcSnapshot } from './snapshot-grpc.js';
 import { grpcWatch } from './watch-grpc.js';
 import type { WatchStream } from './watch-grpc.js';
@@ -85,6 +88,14 @@ const SNAPSHOT_STALL_MS = 30_000;
 /** The first key after `key` in etcd's byte order: [key, keyAfter(key)) holds `key` alone. */
 export const keyAfter = (key: Buffer): Buffer => Buffer.concat([key, Buffer.from([0])]);
 
+/**
+ * How long a connection to a member's address stays open unused. Node's default (5 s) is shorter than a healthy
+ * cluster's periodic pass (10 s), so each pass connected anew and (https) shook hands again. A kept connection
+ * whose member has gone fails its next call like a new one would (reset, or no answer within the call's timeout),
+ * and is then closed.
+ */
+export const IDLE_CONNECTION_MS = 60_000;
+
 /** Keys read per request when listing a span of keys. */
 const KEY_PAGE = 1000;
 
@@ -114,6 +125,11 @@ export const memberName = (m: EtcdMember): string => m.name || memberOfPeerUrl(m
  * No retries here: the planner decides what to try next from what it observes.
  */
 export class EtcdClient {
+  private readonly agents = {
+    http: new HttpAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+    https: new HttpsAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+  };
+
   constructor(private readonly options: EtcdClientOptions = {}) {}
 
   /**
@@ -292,22 +308,32 @@ export class EtcdClient {
     return Number(res.result?.TTL ?? 0);
   }
 
-  private open(endpoint: string, path: string, body: unknown, timeoutMs: number): Promise<IncomingMessage> {
+  private async open(endpoint: string, path: string, body: unknown, timeoutMs: number): Promise<IncomingMessage> {
     const url = new URL(path, endpoint);
     const payload = JSON.stringify(body);
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const secure = url.protocol === 'https:';
+    const request = secure ? httpsRequest : httpRequest;
     const { signal } = this.options;
+    const abandoned = (): EtcdError => new EtcdError(endpoint, 'abandoned: the work it served has ended');
     // An ended term sends nothing more.
-    if (signal?.aborted) return Promise.reject(new EtcdError(endpoint, 'abandoned: the work it served has ended'));
+    if (signal?.aborted) throw abandoned();
+    // The name is resolved at every call and connections are kept per address: a pod made again under its name
+    // at a new address is reached there at once, never through a connection kept to the address it had.
+    const address = await resolveHost(url.hostname, this.options.lookup ?? dnsLookup).catch((err: unknown) => {
+      throw new EtcdError(endpoint, err instanceof Error ? err.message : String(err));
+    });
     return new Promise((resolve, reject) => {
-      const req = request(url, {
-        method: 'POST', lookup: this.options.lookup, timeout: timeoutMs, signal,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      const req = request({
+        protocol: url.protocol, host: address, port: url.port || 2379, path: url.pathname,
+        method: 'POST', timeout: timeoutMs, signal, agent: secure ? this.agents.https : this.agents.http,
+        headers: { host: url.host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        // The certificate is checked against the member's name, not the address connected to.
+        ...(secure && isIP(url.hostname) === 0 ? { servername: url.hostname } : {}),
         ...this.options.tls,
       }, resolve);
       req.on('timeout', () => req.destroy(new EtcdError(endpoint, 'timed out')));
       req.on('error', (err) => {
-        reject(err instanceof EtcdError ? err : new EtcdError(endpoint, signal?.aborted ? 'abandoned: the work it served has ended' : err.message));
+        reject(err instanceof EtcdError ? err : signal?.aborted ? abandoned() : new EtcdError(endpoint, err.message));
       });
       req.end(payload);
     });

@@ -1,4 +1,5 @@
 import { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 
 /**
@@ -25,4 +26,15 @@ export function resolverLookup(server: string): LookupFunction {
       },
     );
   };
+}
+
+/** The address `host` resolves to through `lookup` (itself if it is an address already, or with no lookup given). */
+export function resolveHost(host: string, lookup: LookupFunction | undefined): Promise<string> {
+  if (!lookup || isIP(host) !== 0) return Promise.resolve(host);
+  return new Promise((ok, fail) => {
+    lookup(host, {}, (err, address) => {
+      if (err) fail(err);
+      else ok(typeof address === 'string' ? address : (address[0]?.address ?? host));
+    });
+  });
 }

@@ -30,7 +30,9 @@
  *    removed member's claim (any claim whose member etcd no longer lists) is set aside, kept for a grace
  *    period, then deleted.
  * 4b. NOSPACE: compact the history, defragment every member (followers first), then disarm; each step is
- *    recorded in status so a restart redoes none. If the data still fills the quota, the alarm stays.
+ *    recorded in status so a restart redoes none, and recoveries are NOSPACE_RECOVERY_INTERVAL_MS apart at least.
+ *    If the data still fills the quota, the alarm stays until keys are deleted (all etcd accepts past its
+ *    quota): then the recovery starts again from the compaction.
  * 5. Readiness gate: while any member is unready, nothing else.
  * 6. Scale one member at a time: add (as a learner where supported), or remove a non-leader, members on a
  *    drained node first, then members still on an old version, then members on old settings. A member on a
@@ -56,6 +58,7 @@
 
 import { FORCE_NEW_CLUSTER_FIXED, OLDEST_SUPPORTED, atLeast, forceNewClusterKeepsData, highestVersion, minorAtMost, ofMinor, upgradeVerdict } from './versions.js';
 import type { VersionVerdict } from './versions.js';
+import { byName } from '../runtime/order.js';
 
 
 export interface MemberView {
@@ -263,6 +266,8 @@ export interface ClusterState {
   corruptionCheck?: { revision: number; hashes: Record<string, number> };
   /** Steps of a NOSPACE recovery already done. */
   noSpaceRecovery?: NoSpaceRecovery;
+  /** How long ago the operator last disarmed NOSPACE (status records when); undefined if it never has. */
+  noSpaceDisarmedForMs?: number;
   /** The quota the members enforce; data past it keeps NOSPACE raised. */
   quotaBackendBytes: number;
   defragmentation?: { unusedPercent: number; minDbSizeBytes?: number };
@@ -345,9 +350,17 @@ export const WAITING_FOR = {
   MemberReady: 'a member that answers passes its readiness probe within the probe period',
   CatchingUp: 'a member that answers comes closer to the leader\'s log within stalledAfterMs; past it, it is stalled: a learner is removed when a repair waits on it, else it (or a lagging voter) is named for a person',
   LeaderElection: 'a quorum that answers elects a leader within etcd\'s election timeout',
+  NoSpaceInterval: 'NOSPACE raised again within NOSPACE_RECOVERY_INTERVAL_MS of the last recovery: the next one starts once that has passed',
   StorageDowngrade: 'once a downgrade is enabled, etcd forces a snapshot on every member that answers, which lowers its storage version at its next apply',
 } as const;
 export type WaitingFor = keyof typeof WAITING_FOR;
+
+/**
+ * The least time between two NOSPACE recoveries. A client that keeps writing what does not fit (a value larger
+ * than the room a recovery leaves) raises NOSPACE again at once; recovering each time would compact, and
+ * defragment every member (which holds its reads and writes meanwhile), every second.
+ */
+export const NOSPACE_RECOVERY_INTERVAL_MS = 60_000;
 
 /**
  * Why a person must act: the closed list the reconciler surfaces as the Degraded condition's reason and a
@@ -367,6 +380,8 @@ export const BLOCKED_CAUSES = {
   Unreachable: 'member pods may run, but none has answered the operator past replaceAfterMs: see whether etcd runs, and what stands between the operator and the members (a NetworkPolicy, DNS, TLS)',
   TakeoverUnsafe: 'members made by the CoreOS etcd-operator are in a state that is not safe to take over (a change of membership or version it left unfinished, a member failed or silent, members on volumes, etcd older than 3.5): undo it by hand as the message says, and the cluster is taken over',
   CoreOSOperatorRunning: 'the CoreOS etcd-operator may still act on the cluster (its leader lock renewed lately, or unreadable): delete its Deployment; nothing is done until its lock has gone unrenewed a minute',
+  AlarmNamesNoMember: 'etcd lists an alarm that names no member (a removed member\'s, or member 0): disarming member 0 would disarm every alarm, CORRUPT included, so the operator leaves it: check it and disarm it (etcdctl alarm disarm)',
+  QuotaFull: 'etcd raised NOSPACE and the live data fills the quota even after compacting and defragmenting: delete keys (past its quota etcd takes deletes; the operator then compacts again), or raise spec.quotaBackendBytes',
   TooFewNodes: 'a member the cluster needs has no node: antiAffinity allows one member per node and every node that can take one holds one, or the scheduler finds none that fits its learner (kept, not added anew): add nodes, lower spec.size, or relax spec.pod placement',
 } as const;
 export type BlockedCause = keyof typeof BLOCKED_CAUSES;
@@ -809,7 +824,7 @@ function adoption(all: RetainedClaim[]): Action | undefined {
 
 /** The incarnation whose claims were made last. */
 const newestIncarnation = (retained: RetainedClaim[]): string | undefined =>
-  [...retained].sort((a, b) => b.createdMs - a.createdMs || a.name.localeCompare(b.name))[0]?.incarnation;
+  [...retained].sort((a, b) => b.createdMs - a.createdMs || byName(a.name, b.name))[0]?.incarnation;
 
 /**
  * No member answers, so etcd cannot say who its members are: the membership status recorded is the word, or,
@@ -1064,7 +1079,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
     // one place where it need not.
     const [onNode, inZone] = [sharing(voters, pods, 'node'), sharing(voters, pods, 'zone')];
     const crowding = (a: MemberView, b: MemberView): number => onNode(b) - onNode(a) || inZone(b) - inZone(a);
-    const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || crowding(a, b) || a.name.localeCompare(b.name))[0];
+    const candidate = [...voters].sort((a, b) => rank(a) - rank(b) || crowding(a, b) || byName(a.name, b.name))[0];
     if (candidate) return removal(s, candidate, `scaling down to ${s.desiredSize}`, voters, leader);
   }
 
@@ -1075,7 +1090,7 @@ function planMembership(s: ClusterState, pods: PodView[], members: MemberView[],
   const downgrade = stale.length > 0 && r.verdict.allowed && r.verdict.downgradeTo ? downgradeStep(s, voters, r.verdict.downgradeTo) : unwantedDowngrade(s, r);
   if (downgrade) return downgrade;
   const outdated = stale.length > 0 ? stale : voters.filter((m) => r.reconfigure.includes(m.name));
-  if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? { type: 'Steady' };
+  if (outdated.length === 0) return planSpread(s, voters, pods, version) ?? planDefragmentation(s, voters) ?? settled(s);
   // Who is caught up is judged against the leader: none agreed on yet, the roll waits for one.
   if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'waiting for a leader the members agree on before the next upgrade step' };
   const lagging = voters.find((m) => lagBehind(leader, s.health, m.name) > s.learnerMaxLag);
@@ -1147,7 +1162,7 @@ function quorumLost(s: ClusterState, reason: string): Action {
 function pickSurvivor(s: ClusterState, policy: string): MemberHealth | undefined {
   const eligible = s.health.filter((h) => s.claims.includes(h.name) && s.pods.some((p) => p.name === h.name && !p.terminating));
   if (policy !== 'auto') return eligible.find((h) => h.name === policy);
-  return [...eligible].sort((a, b) => b.raftIndex - a.raftIndex || a.name.localeCompare(b.name))[0];
+  return [...eligible].sort((a, b) => b.raftIndex - a.raftIndex || byName(a.name, b.name))[0];
 }
 
 /**
@@ -1298,19 +1313,52 @@ function addMember(s: ClusterState, version: string, reason: string): Action {
 /** Followers first, the leader last: the order of work that pauses a member. */
 function leaderLast(voters: MemberView[], health: readonly MemberHealth[]): MemberView[] {
   const leads = (m: MemberView): number => (health.find((h) => h.name === m.name)?.isLeader ? 1 : 0);
-  return [...voters].sort((a, b) => leads(a) - leads(b) || a.name.localeCompare(b.name));
+  return [...voters].sort((a, b) => leads(a) - leads(b) || byName(a.name, b.name));
 }
 
 /** The next step of a NOSPACE recovery, or undefined when the data fills the quota even so (nothing to do). */
 function planNoSpace(s: ClusterState, voters: MemberView[], alarms: AlarmView[], leader: MemberHealth | undefined): Action | undefined {
   if (!leader) return { type: 'Wait', awaiting: 'LeaderElection', members: voters.map((v) => v.name), reason: 'NOSPACE: waiting for a leader' };
   const done = s.noSpaceRecovery ?? {};
-  if (done.compactedRevision === undefined) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };
+  if (done.compactedRevision === undefined) {
+    const sinceLast = s.noSpaceDisarmedForMs;
+    if (sinceLast === undefined || sinceLast >= NOSPACE_RECOVERY_INTERVAL_MS) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the key history' };
+    return {
+      type: 'Wait', awaiting: 'NoSpaceInterval', members: [],
+      reason: `NOSPACE raised again ${Math.round(sinceLast / 1000)} s after the last recovery (a client writes more than the room it left): the next starts in ${Math.ceil((NOSPACE_RECOVERY_INTERVAL_MS - sinceLast) / 1000)} s`,
+    };
+  }
   const next = leaderLast(voters, s.health).find((m) => answers(s.health, m.name) && !(done.defragmented ?? []).includes(m.name));
   if (next) return { type: 'Defragment', member: next.name, reason: 'NOSPACE: returning the compacted space' };
-  const full = s.health.some((h) => h.dbSize >= s.quotaBackendBytes * 0.95);
-  if (full) return undefined;
-  return { type: 'DisarmAlarms', alarms, reason: 'NOSPACE: space recovered' };
+  if (!filling(s)) {
+    // Disarming member 0 would disarm every alarm, CORRUPT included: one naming no member is a person's to disarm.
+    const named = alarms.filter((a) => !namesNoMember(a));
+    if (named.length === 0) return { type: 'Blocked', cause: 'AlarmNamesNoMember', reason: `NOSPACE: space recovered, but etcd's alarm names no member (${alarms.map((a) => a.memberId || '""').join(', ')}): check it and disarm it (etcdctl alarm disarm)` };
+    return { type: 'DisarmAlarms', alarms: named, reason: 'NOSPACE: space recovered' };
+  }
+  // Past its quota etcd takes only deletes (a person's, a lease's expiry): a revision newer than the compaction is
+  // history that a compaction frees now. Without this the recovery, once done, would never look again.
+  if (leader.revision > done.compactedRevision) return { type: 'Compact', revision: leader.revision, reason: 'NOSPACE: compacting the keys deleted since' };
+  return undefined;
+}
+
+/** A member whose database fills the quota still (95 %, as NOSPACE leaves it), if one does. */
+function filling(s: ClusterState): MemberHealth | undefined {
+  return s.health.find((h) => h.dbSize >= s.quotaBackendBytes * 0.95);
+}
+
+/**
+ * Nothing left to do: Steady, unless NOSPACE stays raised over live data that fills the quota (its recovery done,
+ * nothing deleted since). Then only a person can free space, and the cluster takes no writes: not steady.
+ */
+function settled(s: ClusterState): Action {
+  const full = s.alarms.some((a) => a.alarm === 'NOSPACE') ? filling(s) : undefined;
+  if (!full) return { type: 'Steady' };
+  return {
+    type: 'Blocked', cause: 'QuotaFull',
+    reason: `etcd refuses writes (NOSPACE): member ${full.name}'s database is ${full.dbSize} bytes of the ${s.quotaBackendBytes}-byte quota after compacting and defragmenting; `
+      + 'delete keys (etcd takes deletes past its quota; the operator then compacts and defragments again), or raise spec.quotaBackendBytes',
+  };
 }
 
 /** Defragments, when configured, one member whose database is mostly unused space: followers first. */

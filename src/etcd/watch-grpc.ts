@@ -1,7 +1,6 @@
-import { Metadata } from '@grpc/grpc-js';
-import type { ClientDuplexStream } from '@grpc/grpc-js';
+import type { ClientDuplexStream, Metadata } from '@grpc/grpc-js';
 import { EtcdError } from './etcd-error.js';
-import { grpcClient } from './grpc.js';
+import { grpcClient, grpcModule } from './grpc.js';
 import type { GrpcOptions } from './grpc.js';
 import { encodeField, fieldsOf, lastFields } from './protobuf.js';
 
@@ -100,8 +99,8 @@ export function decodeEvent(raw: Buffer): ChangeEvent {
  * cancels it ("no leader") once it has lost its leader, instead of going on answering from its own store while
  * the majority writes on without it.
  */
-function requireLeader(): Metadata {
-  const metadata = new Metadata();
+async function requireLeader(): Promise<Metadata> {
+  const metadata = new (await grpcModule()).Metadata();
   metadata.set('hasleader', 'true');
   return metadata;
 }
@@ -110,7 +109,7 @@ function requireLeader(): Metadata {
 export async function grpcWatch(endpoint: string, startRevision: number, o: GrpcOptions & { signal?: AbortSignal }): Promise<WatchStream> {
   const client = await grpcClient(endpoint, o);
   const call: ClientDuplexStream<Buffer, WatchMessage | undefined> = client.makeBidiStreamRequest(
-    '/etcdserverpb.Watch/Watch', (b: Buffer) => b, watchMessage, requireLeader(),
+    '/etcdserverpb.Watch/Watch', (b: Buffer) => b, watchMessage, await requireLeader(),
   );
   const close = (): void => {
     call.cancel();

@@ -51,6 +51,9 @@ const p99 = (histogram: string): string => `histogram_quantile(0.99, sum by (${B
 export function alertRules(t: RuleTimings = SHIPPED_TIMINGS): { groups: RuleGroup[] } {
   const rule = (alert: string, severity: 'warning' | 'critical', forSeconds: number, expr: string, summary: string, description: string): AlertRule =>
     ({ alert, expr, for: duration(t.holdFor(forSeconds)), labels: { severity }, annotations: { summary, description } });
+  /** Passes of etcd clusters over the window, by install: failed ones (`=`) or the others (`!=`). */
+  const reconciles = (error: '=' | '!='): string =>
+    `sum by (operator_namespace) (increase(controller_runtime_reconcile_total{${OPERATOR}, controller="etcdcluster", result${error}"error"}[${duration(t.reconcileWindowSeconds)}]))`;
   const etcd: AlertRule[] = [
     rule('EtcdMembersDown', 'warning', 600,
       `max by (${BY}) (sum by (${BY}) (up{${MEMBER}} == bool 0) or count by (${BY}, To) (rate(etcd_network_peer_sent_failures_total{${MEMBER}}[2m]) > 0.01)) > 0`,
@@ -119,11 +122,16 @@ export function alertRules(t: RuleTimings = SHIPPED_TIMINGS): { groups: RuleGrou
       'etcd-operator is not running', 'No etcd-operator replica answers{{ with $labels.operator_namespace }} in namespace {{ . }}{{ end }}: nothing heals, scales or backs up its etcd clusters.'),
     rule('EtcdOperatorNotLeading', 'critical', 300, `max by (operator_namespace) (etcd_operator_leader{${OPERATOR}}) == 0`,
       'no etcd-operator replica leads', `etcd-operator replicas in namespace ${INSTALL} run but none holds the lease: nothing acts on its etcd clusters.`),
-    // Every cluster is looked at within a minute at rest: a leader that reconciles nothing is stuck.
+    // Every cluster but a paused one is looked at within a minute at rest: a leader none of whose passes completes
+    // (none ran: its workers or caches are stuck; or each one failed: its rights, the API) acts on nothing. The two
+    // halves because a counter never incremented is absent, not 0: a leader whose every pass failed since it started
+    // has no successful-pass series at all.
     rule('EtcdOperatorNotReconciling', 'critical', 300,
-      `max by (operator_namespace) (etcd_operator_leader{${OPERATOR}}) == 1 and on (operator_namespace) count by (operator_namespace) (etcd_operator_cluster_members_desired{${OPERATOR}}) > 0 `
-        + `and on (operator_namespace) sum by (operator_namespace) (increase(controller_runtime_reconcile_total{${OPERATOR}, controller="etcdcluster"}[${duration(t.reconcileWindowSeconds)}])) == 0`,
-      'etcd-operator reconciles nothing', `The leading etcd-operator in namespace ${INSTALL} has not reconciled any etcd cluster lately: its caches or workers are stuck.`),
+      `max by (operator_namespace) (etcd_operator_leader{${OPERATOR}}) == 1 and on (operator_namespace) (`
+        + `(count by (operator_namespace) (etcd_operator_cluster_members_desired{${OPERATOR}} unless on (${BY}) etcd_operator_cluster_phase{phase="Paused"} == 1) > 0 `
+        + `and on (operator_namespace) ${reconciles('!=')} == 0) `
+        + `or (${reconciles('=')} > 0 unless on (operator_namespace) ${reconciles('!=')} > 0))`,
+      'etcd-operator completes no pass', `The leading etcd-operator in namespace ${INSTALL} has completed no pass of an etcd cluster lately (none ran, or each one failed): its log says why.`),
   ];
   return { groups: [{ name: 'etcd', rules: etcd }, { name: 'etcd-operator', rules: operator }] };
 }

@@ -1,5 +1,5 @@
-import { Counter, Gauge } from 'prom-client';
-import type { Registry } from 'prom-client';
+import { Counter, Gauge } from './prometheus.js';
+import type { Registry } from './prometheus.js';
 import type { HealthReading } from '../controllers/cluster/health-reading.js';
 
 /** What the cluster controller reports of each EtcdCluster. */

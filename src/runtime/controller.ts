@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from 'pino';
+import type { Logger } from './log.js';
 import { WorkQueue } from './workqueue.js';
 import type { QueueObserver } from './workqueue.js';
 import { defaultControllerRateLimiter } from './rate-limit.js';

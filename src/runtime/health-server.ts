@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import type { Registry } from 'prom-client';
+import type { Registry } from './prometheus.js';
 
 export interface HealthServerOptions {
   host: string;

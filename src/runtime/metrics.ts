@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from './prometheus.js';
 import type { QueueObserver } from './workqueue.js';
 import type { ReconcileObserver } from './controller.js';
 import { ClusterMetrics } from './cluster-metrics.js';
@@ -10,7 +10,7 @@ export interface BackupObserver {
    * What the EtcdBackup's status records, at every pass: a restarted operator reports the newest backup's age and a
    * failing one before it takes one. `intervalSeconds`: how often it takes one (0: once).
    */
-  recorded(namespace: string, backup: string, r: { lastSuccessAtMs?: number; intervalSeconds: number; failing: boolean }): void;
+  recorded(namespace: string, backup: string, r: { lastSuccessAtMs?: number; intervalSeconds: number; failing: boolean; verification?: 'passing' | 'failing' | 'off' }): void;
   failed(namespace: string, backup: string): void;
   /** A continuous backup's change log, as it stands. */
   changeLog(namespace: string, backup: string, s: { throughRevision?: number; confirmedAtMs?: number; gaps: readonly unknown[] }): void;
@@ -163,6 +163,9 @@ export class RuntimeMetrics {
       if (r.intervalSeconds > 0) this.backupInterval.set(labels, r.intervalSeconds);
       else this.backupInterval.remove(labels);
       this.backupFailing.set(labels, r.failing ? 1 : 0);
+      // As its status last told (a restarted operator's next verification may be a day away); untold, left as it is.
+      if (r.verification === 'off') this.verificationFailing.remove(labels);
+      else if (r.verification) this.verificationFailing.set(labels, r.verification === 'failing' ? 1 : 0);
     },
     failed: (namespace, backup) => {
       this.backups.inc({ namespace, backup, result: 'failed' });

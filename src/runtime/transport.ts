@@ -1,7 +1,6 @@
 import { Agent, request } from 'node:https';
-import type { RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ApiCredentials, ApiRequestOptions } from './credentials.js';
 import { deadline } from './abortable.js';
 
 /** A non-2xx answer of the API server, with its Status body when it sent one. */
@@ -57,18 +56,19 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export class ApiTransport {
   readonly agent: Agent;
   private readonly server: URL;
+  private readonly host: string;
   private readonly timeoutMs: number;
 
   /** `answered` learns of each request's method and status code (0 when no answer came): the operator counts its API traffic. */
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly credentials: ApiCredentials,
     private readonly answered: (method: string, code: number) => void = () => undefined,
     private readonly options: TransportOptions = {},
     agent?: Agent,
   ) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    this.server = new URL(cluster.server);
+    this.server = new URL(credentials.server);
+    // A URL keeps an IPv6 address in brackets, which a request would look up as a name.
+    this.host = this.server.hostname.replace(/^\[(.*)\]$/, '$1');
     // Whole milliseconds, at least one: bounds computed from performance.now() (the time left to a lease's renew
     // deadline) have fractions, and a timer of zero would give up before the request is sent.
     this.timeoutMs = Math.max(1, Math.ceil(options.timeoutMs ?? DEFAULT_TIMEOUT_MS));
@@ -80,7 +80,7 @@ export class ApiTransport {
    * for a leadership term, so that nothing it started outlives it, or for one attempt with a deadline.
    */
   within(signal: AbortSignal | undefined, timeoutMs = this.timeoutMs): ApiTransport {
-    return new ApiTransport(this.kubeConfig, this.answered, { timeoutMs, signal: signal ? this.joined(signal) : this.options.signal }, this.agent);
+    return new ApiTransport(this.credentials, this.answered, { timeoutMs, signal: signal ? this.joined(signal) : this.options.signal }, this.agent);
   }
 
   /** One request; the JSON body of a 2xx answer, else an ApiError. Bounded as a whole by the timeout. */
@@ -132,9 +132,9 @@ export class ApiTransport {
     // An ended term sends nothing more: not even a request that would be abandoned a moment later.
     if (signal.aborted) throw new Error('aborted before it was sent');
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const options: RequestOptions = {
+    const options: ApiRequestOptions = {
       protocol: this.server.protocol,
-      hostname: this.server.hostname,
+      hostname: this.host,
       port: this.server.port,
       path: this.server.pathname.replace(/\/$/, '') + path,
       // A watch is a GET on the wire; it is counted apart, as the API server's own metrics count it.
@@ -143,7 +143,7 @@ export class ApiTransport {
       headers: { accept: 'application/json', ...(payload !== undefined && contentType ? { 'content-type': contentType } : {}) },
       signal,
     };
-    await this.kubeConfig.applyToHTTPSOptions(options);
+    await this.credentials.apply(options);
     return new Promise((resolve, reject) => {
       const req = request(options, (res) => {
         this.answered(method, res.statusCode ?? 0);

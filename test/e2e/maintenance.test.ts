@@ -5,7 +5,8 @@ import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
-import { etcdGet, etcdPut } from '../support/etcd-gateway.js';
+import { etcdDeletePrefix, etcdGet, etcdPut } from '../support/etcd-gateway.js';
+import { fillQuota, fillUntilQuotaFull } from '../support/quota.js';
 
 test('NOSPACE: a filled quota is recovered (compact, defragment each member, disarm) and writes work again; member reports are in status', async (t) => {
   const bed = await testbed(t, 'nospace');
@@ -23,12 +24,7 @@ test('NOSPACE: a filled quota is recovered (compact, defragment each member, dis
   const endpoint = `http://${ip}:2379`;
   await eventually('a first write', 30_000, async () => (await etcdPut(endpoint, 'kept', 'yes')) > 0 || undefined);
   // Overwrite one key until the history fills the quota: compaction can free all of it.
-  const big = 'x'.repeat(256 * 1024);
-  let refusal = '';
-  for (let i = 0; i < 200 && !refusal; i++) {
-    await etcdPut(endpoint, 'filler', `${i}${big}`).catch((err: unknown) => { refusal = (err as Error).message; });
-  }
-  assert.match(refusal, /database space exceeded/, 'etcd refused writes past the quota');
+  await fillQuota(endpoint, () => 'filler', 256 * 1024, 200);
   const started = Date.now();
 
   const recovered = await eventually('NOSPACE recovered', 120_000, async () => {
@@ -49,5 +45,40 @@ test('NOSPACE: a filled quota is recovered (compact, defragment each member, dis
   assert.equal(count('Defragment'), 3, 'each member defragmented once');
   assert.equal(count('DisarmAlarms'), 1, 'disarmed once');
   assert.ok(recovered.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'));
+  operator.succeeded();
+});
+
+test('NOSPACE with live data filling the quota waits for a person; once they delete keys, the operator compacts and defragments again and disarms', async (t) => {
+  const bed = await testbed(t, 'nospace-full');
+  const operator = startOperator(t, bed.namespace);
+  await bed.create('full', { size: 1, quotaBackendBytes: 1024 * 1024 });
+  await eventually('1 member settled', 120_000, () => bed.settledMembers('full', 1));
+  const endpoint = await bed.clientEndpoint('full');
+  await eventually('a first write', 30_000, async () => (await etcdPut(endpoint, 'kept', 'yes')) > 0 || undefined);
+  // Distinct keys: live data, which no compaction frees. The operator's recovery (compact, defragment, look)
+  // finds the data fills the quota still: NOSPACE stays raised, and a person is told.
+  await fillUntilQuotaFull(bed, 'full', endpoint, 'fill/', 240_000);
+  const held = (await bed.get('full')).status;
+  assert.ok(held);
+  assert.equal(held.noSpaceRecovery?.defragmented?.length, 1);
+  assert.ok((held.alarms ?? []).some((a) => a.alarm === 'NOSPACE'));
+  t.diagnostic(`told: ${held.conditions?.find((x) => x.reason === 'QuotaFull')?.message ?? ''}`);
+  const compactedAt = held.noSpaceRecovery.compactedRevision ?? 0;
+  // A person frees space the only way etcd allows past its quota: deletes. Their history holds the space until compacted.
+  assert.ok(await etcdDeletePrefix(endpoint, 'fill/') > 0);
+  const deletedAt = Date.now();
+  let last = '';
+  await eventually('NOSPACE recovered after the deletes', 120_000, async () => {
+    const c = await bed.get('full');
+    last = JSON.stringify({ alarms: c.status?.alarms, recovery: c.status?.noSpaceRecovery, db: c.status?.memberStatus?.map((m) => m.dbSize) });
+    return (c.status?.alarms ?? []).length === 0 && c.status?.noSpaceRecovery === undefined ? true : undefined;
+  }, () => last);
+  await eventually('writes accepted again', 30_000, async () => (await etcdPut(endpoint, 'after', 'recovery')) > 0 || undefined);
+  t.diagnostic(`recovered ${Date.now() - deletedAt} ms after the deletes (first compaction at revision ${compactedAt})`);
+  assert.equal(await etcdGet(endpoint, 'kept'), 'yes');
+  // Each recovery compacted once; the last one twice: again after the deletes.
+  const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.involvedObject.name === 'full');
+  const count = (reason: string): number => events.filter((e) => e.reason === reason).reduce((n, e) => n + (e.count ?? 1), 0);
+  assert.equal(count('Compact'), count('DisarmAlarms') + 1, 'compacted once more, after the deletes');
   operator.succeeded();
 });

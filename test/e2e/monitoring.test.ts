@@ -1,14 +1,14 @@
 // Issue 35: the shipped monitoring, proven against a real Prometheus scraping the lab. The operator runs as its
 // Deployment (found by its pods' prometheus.io annotations), each member through its cluster's metrics Service; the
 // scrape jobs and the alert rules are the shipped ones (only the rules' holds are shortened, from minutes to
-// seconds). Every dashboard panel's query must answer, and each of the operator's alerts must fire on its fault
-// and resolve after the heal, as Prometheus' own alerts API says.
+// seconds). Every dashboard panel's query must answer, and the alerts of these faults (members hung, the store
+// stopped, the operator stopped or not leading) must fire and resolve after the heal, as Prometheus' own alerts
+// API says; alert-faults.test.ts has the others.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_INSTALL, NAME } from '../../src/install/manifests.js';
 import { dashboard } from '../../src/install/dashboard.js';
 import type { Panel } from '../../src/install/dashboard.js';
-import type { RuleTimings } from '../../src/install/alert-rules.js';
 import { installOperator, operatorReady } from '../support/in-cluster.js';
 import { testbed } from '../support/cluster-testbed.js';
 import { eventually } from '../support/lab.js';
@@ -17,12 +17,8 @@ import { startMinio } from '../support/minio.js';
 import { createBackup } from '../support/backup-bed.js';
 import { etcdPut } from '../support/etcd-gateway.js';
 import { inject } from '../support/faults.js';
-import { startPrometheus } from '../support/prometheus.js';
-import type { Prometheus } from '../support/prometheus.js';
+import { QUICK, startPrometheus, untilFiring, untilResolved } from '../support/prometheus.js';
 import { startOperator } from '../support/operator-process.js';
-
-/** The shipped rules with holds of seconds: a fault is held for a minute here, not for the minutes a page waits. */
-const QUICK: RuleTimings = { holdFor: () => 6, rpoTargetSeconds: 20, staleSlackSeconds: 10, reconcileWindowSeconds: 120 };
 
 /** Every panel's query, for one cluster (and the operator install in `namespace`), as Grafana would send it. */
 function panelQueries(namespace: string, cluster: string): { panel: string; expr: string }[] {
@@ -32,33 +28,6 @@ function panelQueries(namespace: string, cluster: string): { panel: string; expr
     expr: target.expr.replaceAll('$operator_namespace', namespace).replaceAll('$namespace', namespace).replaceAll('$etcd_cluster', cluster)
       .replaceAll('$__rate_interval', '30s'),
   })));
-}
-
-/** The names of the alerts firing (not only pending) for the test's namespace, or of none (the operator's own). */
-async function firing(prom: Prometheus): Promise<string[]> {
-  return [...new Set((await prom.alerts()).filter((a) => a.state === 'firing').map((a) => a.labels.alertname ?? ''))].sort();
-}
-
-/** Waits until each of `alerts` fires; answers how long that took. */
-async function untilFiring(prom: Prometheus, alerts: string[], timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  let seen: string[] = [];
-  await eventually(`${alerts.join(', ')} firing`, timeoutMs, async () => {
-    seen = await firing(prom);
-    return alerts.every((a) => seen.includes(a)) || undefined;
-  }, () => `firing: ${seen.join(', ') || 'none'}`);
-  return Date.now() - started;
-}
-
-/** Waits until none of `alerts` is pending or firing. */
-async function untilResolved(prom: Prometheus, alerts: string[], timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  let left: string[] = [];
-  await eventually(`${alerts.join(', ')} resolved`, timeoutMs, async () => {
-    left = (await prom.alerts()).map((a) => a.labels.alertname ?? '').filter((a) => alerts.includes(a));
-    return left.length === 0 || undefined;
-  }, () => `still active: ${left.join(', ')}`);
-  return Date.now() - started;
 }
 
 test('a real Prometheus scrapes the operator and every member by the shipped jobs, every dashboard panel answers, and each alert fires on its fault and resolves after the heal', async (t) => {

@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +13,7 @@ import { adminKubeConfig, eventually, testNamespace } from '../support/lab.js';
 import { WIDGET_GROUP, ensureCrd, widgetCrd } from '../support/test-crd.js';
 
 test('a controller reconciles owners of changed children, retries failures with backoff, and reports metrics', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   await ensureCrd(transport, widgetCrd);
   const namespace = await testNamespace(t, 'controller');
   const widgets = `/apis/${WIDGET_GROUP}/v1/namespaces/${namespace}/widgets`;

@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -21,7 +22,7 @@ test('the etcd client drives real members: list, learner add, promote, leadershi
   const version = (lab().etcdImages[0] ?? '').split(':v')[1] ?? '';
   const spec: ClusterSpec = { size: 2, repository: 'quay.io/coreos/etcd', version };
   // The owner the pods and Service point at (no operator runs here, so nothing acts on it).
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, etcdClusterCrd());
   const owner = (await transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`, {

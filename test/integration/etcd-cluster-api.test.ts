@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -69,7 +70,7 @@ const rejected: [string, unknown, RegExp][] = [
 ];
 
 test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad specs are refused naming the field', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, etcdClusterCrd());
   const namespace = await testNamespace(t, 'api');
@@ -97,7 +98,7 @@ test('EtcdCluster admission: CoreOS manifests apply unchanged with defaults; bad
 });
 
 test('TLS cannot be switched on, off or between static and auto, nor volumes added or removed, on an existing EtcdCluster', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, etcdClusterCrd());
   const namespace = await testNamespace(t, 'tlsswitch');
@@ -124,7 +125,7 @@ test('TLS cannot be switched on, off or between static and auto, nor volumes add
 });
 
 test('a volume\'s storage request may grow but not shrink below what the claims hold, and the version moves one minor at a time, up or down, on an existing EtcdCluster', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, etcdClusterCrd());
   const namespace = await testNamespace(t, 'daytwo');
@@ -156,7 +157,7 @@ test('a volume\'s storage request may grow but not shrink below what the claims 
 });
 
 test('EtcdCluster has the scale subresource and printer columns', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, etcdClusterCrd());
   const namespace = await testNamespace(t, 'scale');
@@ -175,7 +176,7 @@ test('EtcdCluster has the scale subresource and printer columns', async (t) => {
 });
 
 test('kubectl apply of an invalid EtcdCluster fails naming the field, and creates nothing', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, etcdClusterCrd());
   const namespace = await testNamespace(t, 'kubectl');

@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -14,7 +15,7 @@ async function involved(core: CoreV1Api, namespace: string, name: string): Promi
 test('repeated events aggregate into one Event with a count, and a hot loop is throttled per object', async (t) => {
   const kc = adminKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
-  const transport = new ApiTransport(kc);
+  const transport = new ApiTransport(kubeConfigCredentials(kc));
   t.after(() => { transport.agent.destroy(); });
   const namespace = await testNamespace(t, 'events');
   const errors: unknown[] = [];

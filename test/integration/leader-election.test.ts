@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,7 +75,7 @@ test('two operator processes: one reconciles, the other takes over after SIGKILL
  * term, and how to stop it (the shutdown, then the end of its run).
  */
 async function soleLeader(t: TestContext, name: string): Promise<{ transport: ApiTransport; namespace: string; signal: AbortSignal; stop: () => Promise<void> }> {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   const namespace = await testNamespace(t, name);
   const elector = new LeaderElector(transport, {

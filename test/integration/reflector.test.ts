@@ -1,4 +1,5 @@
 // lab: exclusive — the API server restarted.
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,7 +38,7 @@ async function configMapWatch(t: TestContext, prefix: string, seed: string[]) {
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = await testNamespace(t, prefix);
   for (const name of seed) await core.createNamespacedConfigMap({ namespace, body: cm(name, 'x') });
-  const transport = new ApiTransport(kc);
+  const transport = new ApiTransport(kubeConfigCredentials(kc));
   const { reflector, seen } = watchConfigMaps(transport, namespace);
   let stop = new AbortController();
   let running = Promise.resolve();

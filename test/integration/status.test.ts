@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiTransport } from '../../src/runtime/transport.js';
@@ -10,7 +11,7 @@ interface WidgetStatus { observedSize?: number; writes?: number }
 interface Widget extends WithStatus<WidgetStatus> { spec?: { size?: number } }
 
 test('a status write that conflicts is recomputed on a fresh read, losing neither writer', async (t) => {
-  const transport = new ApiTransport(adminKubeConfig());
+  const transport = new ApiTransport(kubeConfigCredentials(adminKubeConfig()));
   t.after(() => { transport.agent.destroy(); });
   await ensureCrd(transport, widgetCrd);
   const namespace = await testNamespace(t, 'status');

@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -13,7 +14,7 @@ test('a watch gone silent (its answers held back, its connection open) is notice
   const relay = await apiRelay(t);
   const kc = new KubeConfig();
   kc.loadFromFile(operatorKubeconfig(t, namespace, relay.url));
-  const transport = new ApiTransport(kc);
+  const transport = new ApiTransport(kubeConfigCredentials(kc));
   // The reflector's defaults, as the operator runs it.
   const reflector = new Reflector<V1Service>(transport, { path: `/api/v1/namespaces/${namespace}/services` });
   const stop = new AbortController();

@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import type { TestContext } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -37,7 +38,7 @@ export interface Testbed {
  */
 export async function testbed(t: TestContext, prefix: string, podSecurity: PodSecurityLevel = 'restricted'): Promise<Testbed> {
   const kc = adminKubeConfig();
-  const transport = new ApiTransport(kc);
+  const transport = new ApiTransport(kubeConfigCredentials(kc));
   t.after(() => { transport.agent.destroy(); });
   // The operator watches all three kinds: it serves nothing until every CRD is there.
   for (const crd of allCrds()) await ensureCrd(transport, crd);

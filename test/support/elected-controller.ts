@@ -4,7 +4,7 @@
  * {"event":"leading"|"stopped"} and {"event":"reconcile","start":ms,"end":ms}.
  * Usage: node elected-controller.js KUBECONFIG NAMESPACE IDENTITY
  */
-import { destination } from 'pino';
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiTransport } from '../../src/runtime/transport.js';
 import { Reflector } from '../../src/runtime/reflector.js';
@@ -20,8 +20,8 @@ const say = (event: Record<string, unknown>): void => {
 
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfig);
-const transport = new ApiTransport(kc);
-const log = createLogger('info', destination(2));
+const transport = new ApiTransport(kubeConfigCredentials(kc));
+const log = createLogger('info', process.stderr);
 const elector = new LeaderElector(transport, {
   namespace, leaseName: 'elected-controller', identity,
   leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500,

@@ -60,15 +60,26 @@ export async function etcdGet(endpoint: string, key: string, options?: CallOptio
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 }
 
-/** Every key under a prefix with its value, in one range request. */
-export async function etcdGetPrefix(endpoint: string, prefix: string, options?: CallOptions | LookupFunction): Promise<Map<string, string>> {
+/** The end of a prefix's range, base64 as the gateway takes it: the prefix with its last byte one higher. */
+function prefixEnd(prefix: string): string {
   const end = Buffer.from(prefix, 'utf8');
   end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
-  const res = (await post(endpoint, '/v3/kv/range', { key: b64(prefix), range_end: end.toString('base64') }, options)) as {
+  return end.toString('base64');
+}
+
+/** Every key under a prefix with its value, in one range request. */
+export async function etcdGetPrefix(endpoint: string, prefix: string, options?: CallOptions | LookupFunction): Promise<Map<string, string>> {
+  const res = (await post(endpoint, '/v3/kv/range', { key: b64(prefix), range_end: prefixEnd(prefix) }, options)) as {
     kvs?: { key?: string; value?: string }[];
   };
   const decode = (s?: string): string => Buffer.from(s ?? '', 'base64').toString('utf8');
   return new Map((res.kvs ?? []).map((kv) => [decode(kv.key), decode(kv.value)]));
+}
+
+/** Deletes every key under a prefix in one request (what etcd still accepts past its quota); answers how many it deleted. */
+export async function etcdDeletePrefix(endpoint: string, prefix: string, options?: CallOptions | LookupFunction): Promise<number> {
+  const res = (await post(endpoint, '/v3/kv/deleterange', { key: b64(prefix), range_end: prefixEnd(prefix) }, options)) as { deleted?: string };
+  return Number(res.deleted ?? 0);
 }
 
 /** Many puts in transactions of `batch` (etcd allows 128 operations in one by default). */

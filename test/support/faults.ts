@@ -50,8 +50,8 @@ export async function wipeVolume(namespace: string, claim: string): Promise<void
 }
 
 /** Rots a member's data in place, under the running etcd: every copy of `text` in its database is overwritten. */
-export async function corruptData(namespace: string, claim: string, text: string): Promise<void> {
-  await labCommand(['fault', 'corrupt-data', `${namespace}/${claim}`, text]);
+export async function corruptData(namespace: string, claim: string, text: string): Promise<string> {
+  return labCommand(['fault', 'corrupt-data', `${namespace}/${claim}`, text]);
 }
 
 /** Kills every process of a pod's containers at once (SIGKILL), as a crash; the kubelet starts them again. */

@@ -170,12 +170,14 @@ export function labDaemonPid(name: string): number {
 const labScript = fileURLToPath(new URL('../../../lab/lab.sh', import.meta.url));
 
 /** Runs lab.sh without blocking the test's event loop, so that clients the test runs meanwhile keep running. */
-export async function labCommand(args: string[]): Promise<void> {
-  await promisify(execFile)('bash', [labScript, ...args], { timeout: 180_000 });
+/** Runs a lab.sh command; resolves to what it logged (its stderr: JSON lines), for a test's diagnostics. */
+export async function labCommand(args: string[]): Promise<string> {
+  const { stderr } = await promisify(execFile)('bash', [labScript, ...args], { timeout: 180_000 });
+  return stderr;
 }
 
 /** Stops and starts kube-apiserver (new process, new watch cache), waiting until it is ready again. */
-export const restartApiServer = (): Promise<void> => labCommand(['restart-apiserver']);
+export const restartApiServer = async (): Promise<void> => { await labCommand(['restart-apiserver']); };
 
 export function adminKubeConfig(): KubeConfig {
   const kc = new KubeConfig();

@@ -1,5 +1,6 @@
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { ENOUGH_WRITES } from './write-load.js';
 import type { LoadReport } from './write-load.js';
 import { describeHistory } from './history-check.js';
 
@@ -13,5 +14,5 @@ export function checkLoad(t: TestContext, what: string, r: LoadReport): void {
   assert.deepEqual(r.lost, [], `${what}: no acknowledged write lost`);
   assert.deepEqual(r.unexpected, [], `${what}: no value that was never written`);
   assert.equal(r.revisionWentBack, false, `${what}: revisions only grow`);
-  assert.ok(r.acknowledged > 100, `${what}: the load kept writing`);
+  assert.ok(r.acknowledged >= ENOUGH_WRITES, `${what}: the load kept writing`);
 }

@@ -11,6 +11,9 @@ import { eventually, lab, labTool } from './lab.js';
 import { freePort } from './free-port.js';
 import { stopChild } from './child-stop.js';
 
+/** The shipped rules with holds of seconds: a fault is held for a minute here, not for the minutes a page waits. */
+export const QUICK: RuleTimings = { holdFor: () => 6, rpoTargetSeconds: 20, staleSlackSeconds: 10, reconcileWindowSeconds: 120 };
+
 export interface Alert { labels: Record<string, string>; state: 'pending' | 'firing'; value: string }
 export interface Sample { metric: Record<string, string>; value: [number, string] }
 
@@ -67,4 +70,31 @@ export async function startPrometheus(t: TestContext, namespace: string, timings
     targets: async () => (await api<{ activeTargets: { scrapePool: string; scrapeUrl: string; health: string; labels: Record<string, string> }[] }>('targets?state=active'))
       .activeTargets.map((x) => ({ job: x.scrapePool, url: x.scrapeUrl, health: x.health, labels: x.labels })),
   };
+}
+
+/** The names of the alerts firing (not only pending) for the test's namespace, or of none (the operator's own). */
+export async function firing(prom: Prometheus): Promise<string[]> {
+  return [...new Set((await prom.alerts()).filter((a) => a.state === 'firing').map((a) => a.labels.alertname ?? ''))].sort();
+}
+
+/** Waits until each of `alerts` fires; answers how long that took. */
+export async function untilFiring(prom: Prometheus, alerts: string[], timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  let seen: string[] = [];
+  await eventually(`${alerts.join(', ')} firing`, timeoutMs, async () => {
+    seen = await firing(prom);
+    return alerts.every((a) => seen.includes(a)) || undefined;
+  }, () => `firing: ${seen.join(', ') || 'none'}`);
+  return Date.now() - started;
+}
+
+/** Waits until none of `alerts` is pending or firing. */
+export async function untilResolved(prom: Prometheus, alerts: string[], timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  let left: string[] = [];
+  await eventually(`${alerts.join(', ')} resolved`, timeoutMs, async () => {
+    left = (await prom.alerts()).map((a) => a.labels.alertname ?? '').filter((a) => alerts.includes(a));
+    return left.length === 0 || undefined;
+  }, () => `still active: ${left.join(', ')}`);
+  return Date.now() - started;
 }

@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
@@ -24,7 +25,7 @@ async function settle(p: Promise<unknown>): Promise<{ ms: number; err: unknown }
 }
 
 test('an API call to a server that never answers fails at its timeout instead of hanging', async (t) => {
-  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined, { timeoutMs: 300 });
+  const transport = new ApiTransport(kubeConfigCredentials(kubeConfigFor(await blackHole(t))), () => undefined, { timeoutMs: 300 });
   t.after(() => { transport.agent.destroy(); });
   const { ms, err } = await settle(transport.call('GET', '/api/v1/namespaces/default/pods'));
   assert.ok(err instanceof ApiTimeout, String(err));
@@ -33,7 +34,7 @@ test('an API call to a server that never answers fails at its timeout instead of
 });
 
 test('a watch whose answer never starts fails at the timeout too', async (t) => {
-  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined, { timeoutMs: 300 });
+  const transport = new ApiTransport(kubeConfigCredentials(kubeConfigFor(await blackHole(t))), () => undefined, { timeoutMs: 300 });
   t.after(() => { transport.agent.destroy(); });
   const { ms, err } = await settle(transport.stream('/api/v1/pods?watch=1', new AbortController().signal));
   assert.ok(err instanceof ApiTimeout, String(err));
@@ -45,7 +46,7 @@ test('a call within a term fails at its timeout though garbage is collected whil
   // leader's renewal on a black-holed connection waited past its renew deadline (Node 20, nodejs/node#57736).
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
-  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined, { timeoutMs: 60_000 });
+  const transport = new ApiTransport(kubeConfigCredentials(kubeConfigFor(await blackHole(t))), () => undefined, { timeoutMs: 60_000 });
   t.after(() => { transport.agent.destroy(); });
   const pending = settle(transport.within(new AbortController().signal, 400).call('GET', '/apis/coordination.k8s.io/v1/namespaces/x/leases/y'));
   await new Promise((r) => setTimeout(r, 100));
@@ -58,7 +59,7 @@ test('a call within a term fails at its timeout though garbage is collected whil
 
 test('the end of a term abandons every call made within it at once, and later ones are never sent', async (t) => {
   const answered: string[] = [];
-  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), (method, code) => { answered.push(`${method} ${code}`); }, { timeoutMs: 60_000 });
+  const transport = new ApiTransport(kubeConfigCredentials(kubeConfigFor(await blackHole(t))), (method, code) => { answered.push(`${method} ${code}`); }, { timeoutMs: 60_000 });
   t.after(() => { transport.agent.destroy(); });
   const term = new AbortController();
   const api = transport.within(term.signal);
@@ -103,7 +104,7 @@ test('an etcd call and a snapshot stream to a member that went silent end at the
 });
 
 test('a timeout with a fraction of a millisecond (a lease attempt bounded by the time left to its deadline) is taken as it is', async (t) => {
-  const transport = new ApiTransport(kubeConfigFor(await blackHole(t)), () => undefined);
+  const transport = new ApiTransport(kubeConfigCredentials(kubeConfigFor(await blackHole(t))), () => undefined);
   t.after(() => { transport.agent.destroy(); });
   const bounded = transport.within(new AbortController().signal, 250.7);
   const { ms, err } = await settle(bounded.call('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases/x'));

@@ -2,6 +2,10 @@ import { test } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { kubeconfig } from './kubeconfig-text.js';
 import { envName, withEnvDefaults } from '../../src/cli/env-options.js';
 import { manifestOptions } from '../../src/cli/manifests.js';
 import { UsageError } from '../../src/cli/usage.js';
@@ -24,7 +28,7 @@ test('manifests options: defaults, and a clear refusal of a bad pull policy or p
   assert.throws(() => manifestOptions(['--metrics-port', '70000']), UsageError);
 });
 
-test('a command loads only its own modules: snapshot (run in backup and restore pods) and version never load the Kubernetes client', () => {
+test('a command loads only its own modules: snapshot (run in backup and restore pods), version, and status on a kubeconfig without an exec plugin (read as run reads it) never load the Kubernetes client', (t) => {
   const refuse = `export async function resolve(specifier, context, next) {
     if (specifier.startsWith('@kubernetes/client-node')) throw new Error('the Kubernetes client was loaded');
     return next(specifier, context);
@@ -37,7 +41,18 @@ test('a command loads only its own modules: snapshot (run in backup and restore 
   assert.equal(snapshot.status, 2, snapshot.stderr);
   assert.match(snapshot.stderr, /^usage: etcd-operator snapshot/);
   assert.equal(run('version').status, 0);
-  assert.match(run('status').stderr, /the Kubernetes client was loaded/, 'the guard itself works');
+  const dir = mkdtempSync(join(tmpdir(), 'cli-kubeconfig-'));
+  t.after(() => { rmSync(dir, { recursive: true, force: true }); });
+  const written = (name: string, user: Record<string, unknown>): string => {
+    writeFileSync(join(dir, name), kubeconfig({ cluster: { server: 'https://127.0.0.1:1' }, user }));
+    return join(dir, name);
+  };
+  // Nothing answers at port 1: the command fails there, after the kubeconfig is read.
+  const plain = run('status', '--kubeconfig', written('plain.yaml', { token: 'x' }));
+  assert.doesNotMatch(plain.stderr, /the Kubernetes client was loaded/);
+  assert.match(plain.stderr, /ECONNREFUSED/);
+  const exec = run('status', '--kubeconfig', written('exec.yaml', { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'true', interactiveMode: 'Never' } }));
+  assert.match(exec.stderr, /the Kubernetes client was loaded/, 'the guard itself works: an exec plugin is the client\'s to run');
 });
 
 test('run: the bounds a person sets are refused clearly when they would fail a working operator or are no number', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry } from 'prom-client';
+import { Registry } from '../../src/runtime/prometheus.js';
 import { clusterStatus } from '../../src/controllers/cluster/status.js';
 import { actionTaken, healthReading } from '../../src/controllers/cluster/health-reading.js';
 import { ClusterMetrics } from '../../src/runtime/cluster-metrics.js';

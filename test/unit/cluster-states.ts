@@ -87,6 +87,9 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   alarms: fc.array(fc.record({ memberId: fc.constantFrom('0', ...NAMES.map((n) => `id-${n}`)), alarm: fc.constantFrom<AlarmView['alarm']>('NOSPACE', 'CORRUPT') }), { maxLength: 2 }),
   targetVersion: fc.constantFrom(...VERSIONS), survivorPolicy: fc.option(fc.constantFrom('auto', 'a'), { nil: undefined }),
   rebuildFrom: fc.option(fc.constant({ backup: 'b', path: 'p', revision: 5 }), { nil: undefined }),
+  // A NOSPACE recovery part done, or done (the data may fill the quota still: dbSize reaches it in some states).
+  noSpaceDisarmedForMs: fc.option(fc.integer({ min: 0, max: 120_000 }), { nil: undefined }),
+  noSpaceRecovery: fc.option(fc.record({ compactedRevision: fc.integer({ min: 1, max: 1000 }), defragmented: fc.subarray([...NAMES]) }), { nil: undefined }),
   rebuild: fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.record({ cleared: fc.boolean() }) }),
   // HashKV answers: any, or (as mostly in life) the same from every member that answers.
   hashes: fc.option(fc.oneof(fc.constant('agree' as const), fc.dictionary(fc.constantFrom(...NAMES), fc.integer({ min: 1, max: 3 }))), { nil: undefined }),
@@ -123,5 +126,7 @@ export const clusterStates: fc.Arbitrary<ClusterState> = fc.record({
   ...(g.placeable ? { placeableNodes: g.placeable.filter((n) => !pods.some((p) => p.node === n && (p.nodeLost || p.nodeDraining))) } : {}),
   ...(g.rebuildFrom ? { rebuildFrom: g.rebuildFrom } : {}),
   ...(g.rebuild ? { rebuild: g.rebuild } : {}),
+  ...(g.noSpaceRecovery ? { noSpaceRecovery: g.noSpaceRecovery } : {}),
+  ...(g.noSpaceDisarmedForMs !== undefined ? { noSpaceDisarmedForMs: g.noSpaceDisarmedForMs } : {}),
   ...(g.hashes ? { corruptionCheck: { revision: 50, hashes: g.hashes === 'agree' ? Object.fromEntries(health.map((h) => [h.name, 1])) : g.hashes } } : {}),
 })));

@@ -241,7 +241,11 @@ test('a NOSPACE recovery records each step in status while the alarm lasts, and 
   const next = state({ alarms, noSpaceRecovery: { compactedRevision: 40, defragmented: ['b'] } });
   assert.deepEqual(clusterStatus(cluster(), next, { type: 'Defragment', member: 'c', reason: 'r' }, new Map(), NOW).noSpaceRecovery,
     { compactedRevision: 40, defragmented: ['b', 'c'] });
-  assert.equal(clusterStatus(cluster(), next, { type: 'DisarmAlarms', alarms, reason: 'r' }, new Map(), NOW).noSpaceRecovery, undefined);
+  const disarmed = clusterStatus(cluster(), next, { type: 'DisarmAlarms', alarms, reason: 'r' }, new Map(), NOW);
+  assert.equal(disarmed.noSpaceRecovery, undefined);
+  assert.equal(disarmed.noSpaceDisarmedAt, NOW, 'when, for the next recovery to wait its minute from');
+  assert.equal(clusterStatus(cluster({ status: disarmed }), state(), { type: 'Steady' }, new Map(), '2026-01-01T00:00:00Z').noSpaceDisarmedAt, NOW, 'kept by later passes');
+  assert.equal(compacted.noSpaceDisarmedAt, undefined);
 });
 
 test('each answering member’s report is in status', () => {

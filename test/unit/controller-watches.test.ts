@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
+import { createLogger } from '../../src/runtime/log.js';
 import { Controller, generationChanged } from '../../src/runtime/controller.js';
 import type { ResourceHandler } from '../../src/runtime/reflector.js';
 import type { KubeObject } from '../../src/runtime/store.js';
@@ -11,7 +11,7 @@ const object = (generation: number, status: string): KubeObject & { status: stri
 test('with generationChanged, a status-only update does not re-trigger the controller; a spec change does', () => {
   let handler: ResourceHandler<KubeObject & { status: string }> | undefined;
   const source = { on: (h: ResourceHandler<KubeObject & { status: string }>): void => { handler = h; } };
-  const controller = new Controller({ name: 't', log: pino({ level: 'silent' }), reconcile: () => Promise.resolve(undefined) }).watches(source, generationChanged);
+  const controller = new Controller({ name: 't', log: createLogger('silent'), reconcile: () => Promise.resolve(undefined) }).watches(source, generationChanged);
   const registered = handler as ResourceHandler<KubeObject & { status: string }>;
   registered.updated?.(object(1, 'a'), object(1, 'b'));
   assert.equal(controller.queue.length, 0, 'its own status write');
@@ -22,7 +22,7 @@ test('with generationChanged, a status-only update does not re-trigger the contr
 test('fansOut: a changed object enqueues every key it concerns, old and new, on the updates that matter only', () => {
   let handler: ResourceHandler<KubeObject & { status: string }> | undefined;
   const source = { on: (h: ResourceHandler<KubeObject & { status: string }>): void => { handler = h; } };
-  const controller = new Controller({ name: 't', log: pino({ level: 'silent' }), reconcile: () => Promise.resolve(undefined) })
+  const controller = new Controller({ name: 't', log: createLogger('silent'), reconcile: () => Promise.resolve(undefined) })
     .fansOut(source, (o) => (o.status === 'none' ? [] : [`ns/${o.status}-1`, `ns/${o.status}-2`]), (old, now) => old.status !== now.status);
   const registered = handler as ResourceHandler<KubeObject & { status: string }>;
   registered.updated?.(object(1, 'a'), object(1, 'a'));

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { pino } from 'pino';
-import { execute } from '../../src/controllers/cluster/execute.js';
+import { createLogger } from '../../src/runtime/log.js';
+import { execute, pollingBounded } from '../../src/controllers/cluster/execute.js';
+import { Durations } from '../../src/runtime/durations.js';
 import type { ExecutionContext } from '../../src/controllers/cluster/execute.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
+import { EtcdError } from '../../src/etcd/client.js';
 import type { EtcdClient } from '../../src/etcd/client.js';
 import { ApiError } from '../../src/runtime/transport.js';
 import type { ApiTransport } from '../../src/runtime/transport.js';
@@ -24,7 +26,7 @@ function context(posted: V1Pod[]): ExecutionContext {
   } as unknown as EtcdCluster;
   return {
     transport, etcd: {} as EtcdClient, cluster, address: { cluster: 'ex', namespace: 'ns', domain: 'cluster.local', tls: false }, pods: [], statuses: new Map(),
-    operator: { image: 'op:dev', corruptCheckSeconds: 600 }, restore: { s3: { path: 'b/k', awsSecret: 'aws' } }, log: pino({ level: 'silent' }),
+    operator: { image: 'op:dev', corruptCheckSeconds: 600 }, restore: { s3: { path: 'b/k', awsSecret: 'aws' } }, log: createLogger('silent'),
   };
 }
 
@@ -61,4 +63,34 @@ test('a metadata patch goes to the pod as a merge patch carrying the resourceVer
   calls.length = 0;
   assert.deepEqual(await execute({ ...action, member: 'ex-2' }, x), { requeueAfterMs: 200 }, 'a pod not observed is the next pass\'s to see');
   assert.equal(calls.length, 0);
+});
+
+test('a membership change in flight is looked at again within 250 ms: a new member starting, a learner catching up, and etcd\'s "not now" to an add or a promotion (issue 36); any other wait at 2 s', async () => {
+  const x = context([]);
+  const wait = (awaiting: 'MembersStarting' | 'CatchingUp' | 'PodStopping') => execute({ type: 'Wait', awaiting, members: ['ex-1'], reason: 'r' }, x);
+  assert.deepEqual(await wait('MembersStarting'), { requeueAfterMs: 250 });
+  assert.deepEqual(await wait('CatchingUp'), { requeueAfterMs: 250 });
+  assert.deepEqual(await wait('PodStopping'), { requeueAfterMs: 2000 });
+  x.statuses = new Map([['ex-1', { memberId: '1', leaderId: '1' } as never]]);
+  x.etcd = {
+    memberAdd: () => Promise.reject(new EtcdError('http://l:2379', 'etcdserver: unhealthy cluster')),
+    memberPromote: () => Promise.reject(new EtcdError('http://l:2379', 'etcdserver: can only promote a learner member which is in sync with leader')),
+    moveLeader: () => Promise.reject(new EtcdError('http://l:2379', 'etcdserver: unhealthy cluster')),
+  } as unknown as EtcdClient;
+  assert.deepEqual(await execute({ type: 'AddMember', learner: true, version: '3.5.17', reason: 'r' }, x), { requeueAfterMs: 250, refused: 'http://l:2379: etcdserver: unhealthy cluster' });
+  assert.deepEqual(await execute({ type: 'PromoteLearner', memberId: '2', member: 'ex-2' }, x),
+    { requeueAfterMs: 250, refused: 'http://l:2379: etcdserver: can only promote a learner member which is in sync with leader' });
+  assert.deepEqual(await execute({ type: 'MoveLeader', toMemberId: '2', to: 'ex-2', reason: 'r' }, x), { requeueAfterMs: 1000, refused: 'http://l:2379: etcdserver: unhealthy cluster' }, 'not a membership change');
+});
+
+test('a membership step is polled at 250 ms for 15 s at most, counted across passes while it is the same step; then every 2 s; a new step polls again (issue 36 review)', () => {
+  const polled = new Durations();
+  const starting = { type: 'Wait' as const, awaiting: 'MembersStarting' as const, members: ['ex-4'], reason: 'r' };
+  assert.equal(pollingBounded(polled, 'ns/ex', starting, 250, 0), 250);
+  assert.equal(pollingBounded(polled, 'ns/ex', starting, 250, 14_000), 250);
+  assert.equal(pollingBounded(polled, 'ns/ex', starting, 250, 16_000), 2000, 'a pod that never starts is no reason to poll four times a second');
+  const next = { ...starting, members: ['ex-5'] };
+  assert.equal(pollingBounded(polled, 'ns/ex', next, 250, 17_000), 250, 'the next member is polled afresh');
+  assert.equal(pollingBounded(polled, 'ns/ex', { type: 'Steady' }, 10_000, 18_000), 10_000, 'other requeues are left as they are');
+  assert.equal(pollingBounded(polled, 'ns/ex', next, 250, 19_000), 250, 'and a step that breaks off counts from its return');
 });

@@ -5,9 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BLOCKED_CAUSES, WAITING_FOR, answers, countAnswering, personNeeded, plan, quorum, votersOf } from '../../src/etcd/planner.js';
+import { BLOCKED_CAUSES, NOSPACE_RECOVERY_INTERVAL_MS, WAITING_FOR, answers, countAnswering, personNeeded, plan, quorum, votersOf } from '../../src/etcd/planner.js';
 import type { Action, BlockedCause, ClusterState, PodView } from '../../src/etcd/planner.js';
 import { clusterStates } from './cluster-states.js';
+import { health, healthy } from './planner-fixtures.js';
 import { OLDEST_SUPPORTED, atLeast, upgradeVerdict } from '../../src/etcd/versions.js';
 
 const PERSON_NEEDED: string[] = [...Object.keys(BLOCKED_CAUSES), 'QuorumLost', 'CorruptionUndecided', 'UpgradeRefused'];
@@ -36,6 +37,7 @@ function expired(s: ClusterState, stuck: boolean): ClusterState {
     unclaimedForMs: past(unclaimed, s.claimGraceMs, s.unclaimedForMs),
     stalledForMs: past(s.health.map((h) => h.name).filter(listed), s.stalledAfterMs, s.stalledForMs),
     ...(s.members === undefined && s.pods.length > 0 ? { unheardForMs: Math.max(s.unheardForMs ?? 0, s.replaceAfterMs + 1) } : {}),
+    ...(s.noSpaceDisarmedForMs !== undefined ? { noSpaceDisarmedForMs: Math.max(s.noSpaceDisarmedForMs, NOSPACE_RECOVERY_INTERVAL_MS) } : {}),
   };
 }
 
@@ -74,6 +76,8 @@ function stillComing(s: ClusterState, a: Extract<Action, { type: 'Wait' }>): boo
       return each((n) => answers(s.health, n) && (s.stalledForMs[n] ?? 0) <= s.stalledAfterMs);
     case 'LeaderElection':
       return s.health.length >= quorum(votersOf(s.members).length);
+    case 'NoSpaceInterval':
+      return (s.noSpaceDisarmedForMs ?? Infinity) < NOSPACE_RECOVERY_INTERVAL_MS;
     case 'StorageDowngrade':
       // etcd lowers the storage version of every member that answers once the downgrade is enabled.
       return each((n) => answers(s.health, n)) && s.health.some((h) => Boolean(h.downgradeTarget));
@@ -111,6 +115,10 @@ const BLOCKED_WHEN: Record<BlockedCause, (s: ClusterState) => boolean> = {
   },
   CoreOSOperatorRunning: (s) => s.coreosOperatorActivity !== undefined,
   // A pod no node fits, or a hard one-member-per-node rule with fewer free nodes than the members to place.
+  AlarmNamesNoMember: (s) => s.alarms.some((a) => a.memberId === '0' || a.memberId === ''),
+  // Only once the recovery compacted at the leader's revision: a newer one means keys deleted since, freed by compacting again.
+  QuotaFull: (s) => s.alarms.some((a) => a.alarm === 'NOSPACE') && s.health.some((h) => h.dbSize >= s.quotaBackendBytes * 0.95)
+    && s.health.some((h) => h.isLeader && s.noSpaceRecovery?.compactedRevision !== undefined && h.revision <= s.noSpaceRecovery.compactedRevision),
   TooFewNodes: (s) => s.pods.some((p) => p.unschedulable && !p.terminating)
     || (s.placeableNodes !== undefined && s.placeableNodes.filter((n) => !s.pods.some((p) => p.node === n)).length < (s.bootstrapped ? 1 : s.desiredSize)),
 };
@@ -145,4 +153,31 @@ test('liveness, over 60,000 generated states: no Wait outlives its bound (once e
     const a = plan(s);
     if (a.type === 'Wait') assert.ok(stillComing(s, a), `waits for ever: ${JSON.stringify(a)}`);
   }), { numRuns: 60_000 });
+});
+
+/** Healthy clusters of 1 to 5 members (the spec met), NOSPACE raised and its recovery run, the databases around the quota. */
+const afterRecovery = fc.record({
+  size: fc.integer({ min: 1, max: 5 }), leader: fc.nat(4), revision: fc.integer({ min: 2, max: 1000 }), deletedSince: fc.boolean(),
+  fills: fc.array(fc.double({ min: 0.5, max: 1.5, noNaN: true }), { minLength: 5, maxLength: 5 }),
+}).map(({ size, leader, revision, deletedSince, fills }) => {
+  const names = ['a', 'b', 'c', 'd', 'e'].slice(0, size);
+  const leading = names[leader % size] ?? 'a';
+  const quota = 1_000_000;
+  return {
+    deletedSince, full: fills.slice(0, size).some((f) => f >= 0.95),
+    state: healthy(names, {
+      alarms: [{ memberId: `id-${leading}`, alarm: 'NOSPACE' }], quotaBackendBytes: quota,
+      health: names.map((n, i) => health(n, { isLeader: n === leading, leaderId: `id-${leading}`, revision, dbSize: Math.round(quota * (fills[i] ?? 1)) })),
+      noSpaceRecovery: { compactedRevision: revision - (deletedSince ? 1 : 0), defragmented: names },
+    }),
+  };
+});
+
+test('liveness, over 20,000 generated clusters whose NOSPACE recovery ran: never Steady while etcd refuses writes; disarmed once space is back, compacted again once keys were deleted since, left to a person only otherwise', () => {
+  fc.assert(fc.property(afterRecovery, ({ state, full, deletedSince }) => {
+    const a = plan(state);
+    const expected = !full ? 'DisarmAlarms' : deletedSince ? 'Compact' : 'Blocked';
+    assert.equal(a.type, expected, JSON.stringify(a));
+    if (a.type === 'Blocked') assert.equal(a.cause, 'QuotaFull');
+  }), { numRuns: 20_000 });
 });

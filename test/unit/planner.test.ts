@@ -1,25 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { membersBehind, plan, quorum } from '../../src/etcd/planner.js';
-import type { Action, ClusterState, MemberHealth, MemberView, PodView, RetainedClaim } from '../../src/etcd/planner.js';
-
-const pod = (name: string, o: Partial<PodView> = {}): PodView =>
-  ({ name, phase: 'Running', ready: true, terminating: false, version: '3.5.17', config: '', template: '', metadata: '', forced: false, dataLost: false, ...o });
-const member = (name: string, o: Partial<MemberView> = {}): MemberView => ({ id: `id-${name}`, name, isLearner: false, started: true, ...o });
-/** A member's answer; it follows a unless told otherwise (a leader's `isLeader` alone does not make it one voters follow). */
-const health = (name: string, o: Partial<MemberHealth> = {}): MemberHealth => ({ name, raftIndex: 100, isLeader: false, leaderId: o.isLeader ? `id-${name}` : 'id-a', revision: 50, dbSize: 1000, dbSizeInUse: 900, ...o });
-
-/** A healthy bootstrapped cluster of the named members, `a` leading; override any part. */
-function healthy(names: string[], o: Partial<ClusterState> = {}): ClusterState {
-  return {
-    desiredSize: names.length, paused: false, bootstrapped: true,
-    pods: names.map((n) => pod(n)), claims: [], claimMarks: { neverRan: [], started: [], setAside: [] }, retained: [],
-    members: names.map((n) => member(n)), recordedMembers: names,
-    health: names.map((n) => health(n, { isLeader: n === 'a' })),
-    supportsLearners: true, replaceAfterMs: 60_000, replaceOnNodeLossAfterMs: 30_000, strandedForMs: {}, silentForMs: {}, stoppingForMs: {}, stuckStoppingAfterMs: 300_000, unclaimedForMs: {}, claimGraceMs: 600_000, learnerMaxLag: 10, stalledForMs: {}, stalledAfterMs: 600_000, targetVersion: '3.5.17', targetConfig: '', targetTemplate: '', targetMetadata: '', alarms: [], quotaBackendBytes: 2 ** 31,
-    ...o,
-  };
-}
+import type { Action, ClusterState, MemberHealth, PodView, RetainedClaim } from '../../src/etcd/planner.js';
+import { health, healthy, member, pod } from './planner-fixtures.js';
 
 const type = (a: Action): string => a.type;
 /** A claim of the deleted incarnation u1 of the cluster's name, whose member ran on it. */
@@ -451,9 +434,31 @@ test('NOSPACE: compact at the leader’s revision, defragment followers then the
     { type: 'DisarmAlarms', alarms, reason: 'NOSPACE: space recovered' });
 });
 
-test('NOSPACE with data that still fills the quota is left raised: nothing to recover by compaction', () => {
-  const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: 'id-a', alarm: 'NOSPACE' }], quotaBackendBytes: 1000, noSpaceRecovery: { compactedRevision: 1, defragmented: ['a', 'b', 'c'] } });
-  assert.equal(plan(s).type, 'Steady');
+test('NOSPACE recovered: alarms naming a member are disarmed; one naming no member (disarming member 0 disarms every alarm) is left to a person', () => {
+  const alarms = [{ memberId: 'id-b', alarm: 'NOSPACE' as const }, { memberId: '0', alarm: 'NOSPACE' as const }];
+  const s = healthy(['a', 'b', 'c'], { alarms, noSpaceRecovery: { compactedRevision: 50, defragmented: ['a', 'b', 'c'] } });
+  assert.deepEqual(plan(s), { type: 'DisarmAlarms', alarms: [{ memberId: 'id-b', alarm: 'NOSPACE' }], reason: 'NOSPACE: space recovered' });
+  const left = plan({ ...s, alarms: [{ memberId: '0', alarm: 'NOSPACE' }] });
+  assert.equal(left.type === 'Blocked' ? left.cause : left.type, 'AlarmNamesNoMember');
+});
+
+test('NOSPACE raised again within a minute of the last recovery waits for the minute to pass (a client writing what does not fit would have every member defragmented every second); a recovery under way goes on', () => {
+  const alarms = [{ memberId: 'id-a', alarm: 'NOSPACE' as const }];
+  const s = healthy(['a', 'b', 'c'], { alarms, health: ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a', revision: 777 })), noSpaceDisarmedForMs: 10_000 });
+  assert.deepEqual(plan(s), { type: 'Wait', awaiting: 'NoSpaceInterval', members: [],
+    reason: 'NOSPACE raised again 10 s after the last recovery (a client writes more than the room it left): the next starts in 50 s' });
+  assert.equal(plan({ ...s, noSpaceDisarmedForMs: 60_000 }).type, 'Compact');
+  assert.equal(plan({ ...s, noSpaceRecovery: { compactedRevision: 777, defragmented: [] } }).type, 'Defragment', 'begun before the last disarm was recorded: finished');
+});
+
+test('NOSPACE with data that still fills the quota is left raised, Blocked for a person, until keys are deleted; then the recovery starts again from a compaction', () => {
+  const at = (revision: number): MemberHealth[] => ['a', 'b', 'c'].map((n) => health(n, { isLeader: n === 'a', revision }));
+  const s = healthy(['a', 'b', 'c'], { alarms: [{ memberId: 'id-a', alarm: 'NOSPACE' }], quotaBackendBytes: 1000, health: at(40), noSpaceRecovery: { compactedRevision: 40, defragmented: ['a', 'b', 'c'] } });
+  assert.deepEqual(plan(s), { type: 'Blocked', cause: 'QuotaFull',
+    reason: 'etcd refuses writes (NOSPACE): member a\'s database is 1000 bytes of the 1000-byte quota after compacting and defragmenting; '
+      + 'delete keys (etcd takes deletes past its quota; the operator then compacts and defragments again), or raise spec.quotaBackendBytes' }, 'nothing to recover by compaction: a person must act');
+  assert.equal(plan({ ...s, quotaBackendBytes: 4000 }).type, 'DisarmAlarms', 'the quota raised (the members rolled onto it): space enough');
+  assert.deepEqual(plan({ ...s, health: at(41) }), { type: 'Compact', revision: 41, reason: 'NOSPACE: compacting the keys deleted since' });
 });
 
 test('defragmentation, when configured, takes the most wasteful members one at a time, followers before the leader', () => {

@@ -1,3 +1,4 @@
+import { kubeConfigCredentials } from '../../src/runtime/credentials.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -11,7 +12,7 @@ test('waiting for a first sync that cannot come ends when the signal aborts', as
     clusters: [{ name: 'none', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
     users: [{ name: 'none' }], contexts: [{ name: 'none', cluster: 'none', user: 'none' }], currentContext: 'none',
   });
-  const transport = new ApiTransport(kc);
+  const transport = new ApiTransport(kubeConfigCredentials(kc));
   const reflector = new Reflector(transport, { path: '/api/v1/pods' });
   const stop = new AbortController();
   const running = reflector.run(stop.signal);

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { isAborted, sleep } from '../../runtime/abortable.js';
 import { byRevision, changeLogPrefix, chunkName, chunksOf, coveredRuns, encodeChunk } from '../../storage/change-log.js';

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import { ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import { snapshotPod } from '../../k8s/snapshot-pod.js';
@@ -67,9 +67,13 @@ export function backupReconciler(d: BackupReconcilerDeps): Reconcile {
       return undefined;
     }
     const lastSuccess = backup.status?.lastSuccessDate ? Date.parse(backup.status.lastSuccessDate) : Number.NaN;
+    // Verified False is a failed verification; Unknown (inconclusive, or none could run) tells neither way.
+    const verified = backup.status?.conditions?.find((c) => c.type === 'Verified')?.status;
+    const verification = !backup.spec.verification ? 'off' : verified === 'True' ? 'passing' : verified === 'False' ? 'failing' : undefined;
     d.metrics.recorded(namespace, name, {
       ...(Number.isNaN(lastSuccess) ? {} : { lastSuccessAtMs: lastSuccess }),
       intervalSeconds: backup.spec.backupPolicy?.backupIntervalInSecond ?? 0, failing: backup.status?.succeeded === false,
+      ...(verification ? { verification } : {}),
     });
     if (backup.spec.etcdEndpoints && !d.allowEndpoints) {
       await d.changeLogs.stop(key);

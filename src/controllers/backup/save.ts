@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { datedPeriodicBackups, periodicName } from '../../storage/naming.js';
 import { changeLogPrefix, chunksOf, prunableChunks } from '../../storage/change-log.js';

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import { ignoreStatus } from '../../runtime/transport.js';
 import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';

@@ -7,6 +7,7 @@ import type { ClaimMarks, RetainedClaim } from '../../etcd/planner.js';
 import { ANNOTATION_MEMBER_REMOVED } from '../../k8s/labels.js';
 import { adoptedFrom, claimBootstrap, claimCluster, claimOwnership, memberStarted, ownedAsPolicySays, removedMember, startedPatch } from '../../k8s/member-claim.js';
 import type { ClaimRetention } from '../../k8s/member-claim.js';
+import { byName } from '../../runtime/order.js';
 
 const MERGE = 'application/merge-patch+json';
 export const claimPath = (a: ClusterAddress, member: string): string => `/api/v1/namespaces/${a.namespace}/persistentvolumeclaims/${member}`;
@@ -28,7 +29,7 @@ export function sortClaims(labelled: V1PersistentVolumeClaim[], uid: string, boo
   // In name order, whatever order they were read in: a plan made from the watch cache is confirmed by one made
   // from a fresh list, and the two must pick the same claim when the rule picks the first of several.
   const live = labelled.filter((c) => !c.metadata?.deletionTimestamp)
-    .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    .sort((a, b) => byName(a.metadata?.name ?? '', b.metadata?.name ?? ''));
   const adopting = (c: V1PersistentVolumeClaim): boolean => offerRetained && !bootstrapped && adoptedFrom(c) !== undefined;
   const own = claimsOf(live, uid).filter((c) => !adopting(c));
   const retained = offerRetained ? live.filter((c) => !own.includes(c)) : [];

@@ -1,8 +1,9 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ApiError, ignoreStatus, refusedAsMade } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
-import type { Action } from '../../etcd/planner.js';
+import type { Action, WaitingFor } from '../../etcd/planner.js';
+import type { Durations } from '../../runtime/durations.js';
 import { EtcdError, memberName } from '../../etcd/client.js';
 import { compactedAway } from '../../etcd/etcd-error.js';
 import type { EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
@@ -43,6 +44,35 @@ const DEFRAGMENT_TIMEOUT_MS = WHOLE_DATABASE_PASS_SECONDS * 1000;
  */
 const TRANSIENT = /unhealthy cluster|not in sync with leader|too many learner members|can only promote a learner member which is in sync|invalid downgrade target version|downgrade job in progress|no inflight downgrade job/;
 
+/**
+ * A membership change in flight (a new member's etcd starting, a learner catching up to be promoted) is looked
+ * at again this soon, not at a plain Wait's 2 s: its next step is taken as soon as etcd allows it, which is what a
+ * scale-up's time is made of (issue 36). It lasts seconds; pollingBounded ends it for a step that lasts longer.
+ */
+export const MEMBERSHIP_POLL_MS = 250;
+/**
+ * For how long one such step is polled so: a member's etcd starts and a learner catches up within seconds, while a
+ * pod that cannot start (an image that never pulls) or a voter that stays disconnected holds the step for as long
+ * as it lasts; past this it is looked at every 2 s like any Wait (the reconciler counts it).
+ */
+export const MEMBERSHIP_POLL_FOR_MS = 15_000;
+/** How soon a Wait is looked at again, when nothing it waits on changes meanwhile. */
+export const PLAIN_WAIT_MS = 2000;
+const POLLED_WAITS: ReadonlySet<WaitingFor> = new Set(['MembersStarting', 'CatchingUp']);
+/** etcd's "not now" to a membership change (its 5 s of every voter connected, a learner not yet in sync): asked again this soon. */
+const POLLED_REFUSALS: ReadonlySet<Action['type']> = new Set(['AddMember', 'PromoteLearner']);
+
+/**
+ * A membership step polled at MEMBERSHIP_POLL_MS is polled so for MEMBERSHIP_POLL_FOR_MS at most, the
+ * same step (kind and members) counted across passes; then every PLAIN_WAIT_MS: a pod that never starts is no
+ * reason to ask etcd four times a second for as long as it does not.
+ */
+export function pollingBounded(polled: Durations, key: string, action: Action, requeueAfterMs: number, nowMs: number): number {
+  const step = `${action.type} ${'members' in action ? action.members.join(',') : ''}`;
+  const polledForMs = polled.observe(key, requeueAfterMs === MEMBERSHIP_POLL_MS ? [step] : [], nowMs).get(step) ?? 0;
+  return polledForMs > MEMBERSHIP_POLL_FOR_MS ? PLAIN_WAIT_MS : requeueAfterMs;
+}
+
 export interface Outcome {
   /** When to look again (ms); undefined to wait for a change. */
   requeueAfterMs?: number;
@@ -57,7 +87,7 @@ export async function execute(action: Action, x: ExecutionContext): Promise<Outc
     return requeueAfterMs === undefined ? {} : { requeueAfterMs };
   } catch (err) {
     // Logged by the caller, once per refusal rather than once per try.
-    if (err instanceof EtcdError && TRANSIENT.test(err.message)) return { requeueAfterMs: 1000, refused: err.message };
+    if (err instanceof EtcdError && TRANSIENT.test(err.message)) return { requeueAfterMs: POLLED_REFUSALS.has(action.type) ? MEMBERSHIP_POLL_MS : 1000, refused: err.message };
     // A patch made from a pod that changed since it was observed (a conflict): nothing changed; it is made anew.
     if (action.type === 'PatchPodMetadata' && err instanceof ApiError && err.status === 409) return { requeueAfterMs: 1000, refused: err.message };
     throw err;
@@ -95,11 +125,11 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       const member = newMemberName(x.address.cluster);
       await x.etcd.memberAdd(leaderEndpoint(x), peerUrl(x.address, member), action.learner);
       await createMember(x, member, action.version, { state: 'existing', peers: [...names, member] });
-      return 1000;
+      return MEMBERSHIP_POLL_MS;
     }
     case 'PromoteLearner':
       await x.etcd.memberPromote(leaderEndpoint(x), action.memberId);
-      return 500;
+      return MEMBERSHIP_POLL_MS;
     case 'MoveLeader':
       await x.etcd.moveLeader(leaderEndpoint(x), action.toMemberId);
       return 500;
@@ -147,7 +177,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       for (const alarm of action.alarms) await x.etcd.alarmDisarm(leaderEndpoint(x), alarm);
       return 500;
     case 'Wait':
-      return 2000;
+      return POLLED_WAITS.has(action.awaiting) ? MEMBERSHIP_POLL_MS : PLAIN_WAIT_MS;
     case 'QuorumLost':
     case 'CorruptionUndecided':
     case 'UpgradeRefused':

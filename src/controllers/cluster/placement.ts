@@ -1,6 +1,7 @@
 import type { V1Node, V1Pod, V1Taint, V1Toleration } from '@kubernetes/client-node';
 import type { ClusterSpec } from '../../api/etcd-cluster.js';
 import { nodeState } from '../../k8s/node-state.js';
+import { byName } from '../../runtime/order.js';
 
 /** A move that left the members as crowded as before is not tried again, in the same situation, for this long. */
 const RETRY_AFTER_MS = 10 * 60_000;
@@ -91,5 +92,5 @@ export class SpreadAttempts {
 export function spreadSituation(pods: V1Pod[], free: string[]): string {
   const perNode = new Map<string, number>();
   for (const p of pods) perNode.set(p.spec?.nodeName ?? '', (perNode.get(p.spec?.nodeName ?? '') ?? 0) + 1);
-  return JSON.stringify({ perNode: [...perNode].sort(([a], [b]) => a.localeCompare(b)), free });
+  return JSON.stringify({ perNode: [...perNode].sort(([a], [b]) => byName(a, b)), free });
 }

@@ -27,7 +27,7 @@ import { strandedClaims } from './stranded-claims.js';
 import { growClaims } from './volume-growth.js';
 import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
-import { execute } from './execute.js';
+import { execute, pollingBounded } from './execute.js';
 import { irreversible } from './irreversible.js';
 import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
@@ -91,6 +91,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const stopping = new Durations();
   const catchUp = new Progress();
   const unheard = new Durations();
+  const polled = new Durations();
   /** etcd's last "not now" per cluster: logged once, not on every retry. */
   const refusals = new Map<string, string | undefined>();
   /** The CoreOS operator's leader locks, as this process has seen them change. */
@@ -101,7 +102,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
     // claims only under the Delete retention policy (by default they stay, for a cluster of the name to adopt).
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
-      for (const timer of [silence, lostNode, unclaimed, stopping, catchUp, unheard]) timer.forget(key);
+      for (const timer of [silence, lostNode, unclaimed, stopping, catchUp, unheard, polled]) timer.forget(key);
       spreading.forget(key);
       refusals.delete(key);
       d.metrics.gone(namespace, name);
@@ -152,7 +153,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     if (!takeoverPending) await recordStarts(d.transport, address, claims.own, (member) => !markedByPods.includes(member) && startedMembers.includes(member));
     // Not an action of the plan: it changes nothing in etcd, only lets clients reach members that are voters.
     await openVoterGates(d.transport, gatesToOpen(pods, cached.etcdView.members), Date.now());
-    const timings = clock(key, cached.observed, claims, performance.now());
+    const timings = clock(key, cached.observed, claims, performance.now(), cluster.status?.noSpaceDisarmedAt);
     const free = freeNodes(cluster.spec, pods, d.nodes.list());
     const situation = spreadSituation(pods, free);
     const spreadTo = spreading.allowed(key, situation, performance.now()) ? free : undefined;
@@ -222,7 +223,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       const event = actionEvent(action);
       await d.events.record(involved, event.type, event.reason, told);
     }
-    return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: outcome.requeueAfterMs };
+    return outcome.requeueAfterMs === undefined ? undefined : { requeueAfterMs: pollingBounded(polled, key, action, outcome.requeueAfterMs, performance.now()) };
   };
 
   /** Whether the node cache shows a node declared shut down: only then are claims' volumes read (strandedClaims). */
@@ -259,7 +260,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
    * none is judged, and all start again. All of it is in memory: an operator that restarts (or a standby
    * that takes over) counts each afresh, which only ever delays the rule that acts on it, never hastens it.
    */
-  function clock(scope: string, o: Observed, claims: SortedClaims, nowMs: number): Timings {
+  function clock(scope: string, o: Observed, claims: SortedClaims, nowMs: number, noSpaceDisarmedAt: string | undefined): Timings {
     const listed = new Set((o.members ?? []).map(memberName));
     const unanswering = o.members ? o.pods.filter((p) => listed.has(p.metadata?.name ?? '') && !o.statuses.has(p.metadata?.name ?? '')) : [];
     const silent = unanswering.filter((p) => !p.metadata?.deletionTimestamp);
@@ -272,8 +273,11 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const keyOf = (x: V1Pod | V1PersistentVolumeClaim): string => `${x.metadata?.name ?? ''} ${x.metadata?.uid ?? ''}`;
     // No member list while pods run: every member silent to the operator, timed for the cluster as a whole.
     const unheardMs = unheard.observe(scope, o.members || o.pods.length === 0 ? [] : [UNHEARD], nowMs).get(UNHEARD);
+    // Recorded in status as a time of day: across operator restarts, as a claim's removal is.
+    const disarmedAtMs = noSpaceDisarmedAt ? Date.parse(noSpaceDisarmedAt) : Number.NaN;
     return {
       ...(unheardMs === undefined ? {} : { unheardForMs: unheardMs }),
+      ...(Number.isNaN(disarmedAtMs) ? {} : { noSpaceDisarmedForMs: Math.max(0, Date.now() - disarmedAtMs) }),
       silentForMs: byName(silence.observe(scope, silent.map(keyOf), nowMs)),
       strandedForMs: byName(lostNode.observe(scope, stranded.map(keyOf), nowMs)),
       stoppingForMs: byName(stopping.observe(scope, o.pods.filter((p) => p.metadata?.deletionTimestamp).map(keyOf), nowMs)),

@@ -7,6 +7,7 @@ import { CLIENT_PORT } from '../../etcd/identity.js';
 import { clusterLabels, labelSelector } from '../../k8s/labels.js';
 import { unusedFieldsCondition } from './unused-fields.js';
 import { leftClaimsCondition } from './left-claims.js';
+import { byName } from '../../runtime/order.js';
 
 /** Sets a condition, keeping its lastTransitionTime unless its status changes. */
 function condition(previous: Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: string): Condition {
@@ -53,7 +54,7 @@ function gathered(memberPods: PodView[], placeOf: (p: PodView) => string | undef
     const place = placeOf(p);
     if (place) by.set(place, [...(by.get(place) ?? []), p.name]);
   }
-  return [...by].filter(([, members]) => members.length >= least).sort(([a], [b]) => a.localeCompare(b));
+  return [...by].filter(([, members]) => members.length >= least).sort(([a], [b]) => byName(a, b));
 }
 
 /** The node, or the zone, holding a quorum of the voters (a strict majority: one at most), whose loss alone stops the cluster. */
@@ -234,6 +235,7 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     : 'Running';
   const generation = cluster.metadata.generation;
   const recovery = noSpaceRecovery(prev, s, action);
+  const disarmedAt = action.type === 'DisarmAlarms' && action.alarms.some((a) => a.alarm === 'NOSPACE') ? now : prev?.noSpaceDisarmedAt;
   const unused = unusedFieldsCondition(cluster.spec);
   const left = leftClaimsCondition(bootstrapped, s.retained);
   const coreosPods = s.pods.filter((p) => p.madeByCoreOS && !p.terminating).map((p) => p.name).sort();
@@ -274,9 +276,10 @@ export function clusterStatus(cluster: EtcdCluster, s: ClusterState, action: Act
     memberStatus: [...statuses].map(([name, x]) => ({
       name, id: x.memberId, version: x.version, isLeader: x.leaderId !== '' && x.leaderId === x.memberId, isLearner: x.isLearner,
       raftIndex: x.raftIndex, raftTerm: x.raftTerm, revision: x.revision, dbSize: x.dbSize, dbSizeInUse: x.dbSizeInUse,
-    })).sort((a, b) => a.name.localeCompare(b.name)),
+    })).sort((a, b) => byName(a.name, b.name)),
     alarms: s.alarms.map((a) => ({ member: s.members?.find((m) => m.id === a.memberId)?.name ?? a.memberId, alarm: a.alarm })),
     ...(recovery ? { noSpaceRecovery: recovery } : {}),
+    ...(disarmedAt ? { noSpaceDisarmedAt: disarmedAt } : {}),
     ...(claimedStorage !== undefined ? { claimedStorage } : {}),
     ...(rebuild ? { rebuild } : {}),
     ...(survivor ? { survivorRecovery: survivor } : {}),

@@ -130,6 +130,7 @@ export interface Timings {
   stoppingForMs: Record<string, number>;
   stalledForMs: Record<string, number>;
   unheardForMs?: number;
+  noSpaceDisarmedForMs?: number;
 }
 
 /** The backup a lost majority would be rebuilt from, or why the newest one is refused. */

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { firstAnswer } from '../backup/source.js';
 import { sleep } from '../../runtime/abortable.js';

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import { ignoreStatus } from '../../runtime/transport.js';
 import type { Reconcile, ReconcileResult } from '../../runtime/controller.js';

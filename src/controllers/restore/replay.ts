@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../../runtime/log.js';
 import type { EtcdClient, TxnCompare, TxnOp } from '../../etcd/client.js';
 import { EtcdError } from '../../etcd/client.js';
 import { compactedAway } from '../../etcd/etcd-error.js';
