@@ -13,8 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run --silent build
-# node --test runs the files of a phase in the order of their paths, whatever the order given. A test that needs
-# what a first lab builds behind it (MinIO, Helm, the CoreOS operator, the checker) waits for it (labTool).
+# A phase runs its files longest first (test/file-durations.json, from a full run), those that wait for a tool
+# built last behind a first lab (Prometheus: a line `// lab: late — <why>`) after the long ones, the short ones
+# last (test/support/run-files.js). A test that needs what a first lab builds behind it (MinIO, Helm, the CoreOS
+# operator, the checker, Prometheus) waits for it (labTool).
 # A file that says `// suite: extended — <why>` on a line of its own (the lab's self-tests, scenarios that tests
 # of the gate cover too) runs in `npm run test:extended` (TEST_SUITE=extended), not here: CI's 90 minutes on two
 # cores hold the rest, not both.
@@ -35,13 +37,13 @@ bash scripts/with-lab.sh bash -c '
   bash scripts/operator-image.sh >/dev/null
   phase() { # name concurrency suites...
     local name=$1 concurrency=$2 start=$SECONDS rc=0; shift 2
-    node --test --test-concurrency="$concurrency" --test-timeout="$timeout" "$@" | tee -a "$TEST_LOG" || rc=$?
+    node dist/test/support/run-files.js "$concurrency" "$timeout" "$@" | tee -a "$TEST_LOG" || rc=$?
     echo "# phase $name: $# files, $((SECONDS - start)) s, exit $rc" | tee -a "$TEST_LOG"
     return "$rc"
   }
   set -o pipefail
   shared_rc=0; exclusive_rc=0
-  # (node --test given no file runs every test file it finds: a suite with no shared file skips the phase.)
+  # (A suite with no shared file skips the phase.)
   [ "$1" -eq 0 ] || phase shared "${TEST_CONCURRENCY:-2}" "${@:2:$1}" || shared_rc=$?
   # One file at a time, every fault healed before each: a file stopped at its time limit never runs its own
   # heal, and a node or zone left down would fail every file after it.

@@ -72,13 +72,13 @@ build_own_go() { # dir name
 }
 
 # A Go program built from its module at a pinned version into $LAB_CACHE/<name>/<version>/, once.
-install_go_tool() { # name module version
+install_go_tool() { # name module version [build tags]
   local out="$LAB_CACHE/$1/$3"
   [ -x "$out/$1" ] && { log "$1 $3 cached"; return 0; }
   mkdir -p "$out" "$out.partial"
   log "building $1 $3"
   # Into a side directory first: a test that waits for the binary never runs a half-written one.
-  GOBIN="$out.partial" go install -trimpath -ldflags "-s -w" "$2@$3"
+  GOBIN="$out.partial" go install -trimpath -ldflags "-s -w" ${4:+-tags "$4"} "$2@$3"
   mv "$out.partial/$1" "$out/$1"
   rmdir "$out.partial"
 }

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually, restartApiServer } from '../support/lab.js';
-import { testbed } from '../support/cluster-testbed.js';
+import { describeCluster, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { checkedLoad, untilServing } from '../support/write-load.js';
 import { memberNames } from '../support/chaos.js';
@@ -38,6 +38,10 @@ test('chaos: the API server restarted under the operator: nothing done on stale 
   const healed = await eventually('the lost member replaced', 180_000, async () => {
     const now = await settled(3)();
     return now && !now.includes(victim ?? '') ? now : undefined;
+  }).catch(async (err: unknown) => {
+    // What the operator last did and was waiting on (CI saw this time out once; the same test here takes 30 s).
+    const steps = operator.logs.filter((l) => /"msg":"(acting|etcd refused for now)/.test(l)).slice(-5).map((l) => l.slice(l.indexOf('"action"'), l.indexOf('"action"') + 240));
+    throw new Error(`${String(err)}; ${await describeCluster(bed, 'steady')}; the operator's last steps: ${steps.join(' | ')}`);
   });
   const removals = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items.filter((e) => e.reason === 'RemoveMember');
   assert.equal(removals.reduce((n, e) => n + (e.count ?? 1), 0), 1, 'the lost member was removed once, not again from a stale view');

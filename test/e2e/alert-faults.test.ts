@@ -1,3 +1,4 @@
+// lab: late — needs Prometheus, built last behind a first lab.
 // Issue 35, item 2, the operator's alerts that monitoring.test.ts does not reach: a backup that no longer restores
 // to the live data, NOSPACE raised over and over and then held by live data, and every pass of the operator
 // failing. The same real Prometheus, scrape jobs and rules (holds shortened) as there; clusters of one member,

@@ -1,3 +1,4 @@
+// lab: late — needs Prometheus, built last behind a first lab.
 // Issue 35: the shipped monitoring, proven against a real Prometheus scraping the lab. The operator runs as its
 // Deployment (found by its pods' prometheus.io annotations), each member through its cluster's metrics Service; the
 // scrape jobs and the alert rules are the shipped ones (only the rules' holds are shortened, from minutes to

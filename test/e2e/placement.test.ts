@@ -1,10 +1,12 @@
-// Issue 18, spread by default: with no placement in the spec, members spread over zones, then nodes.
+// Issue 18, spread by default: with no placement in the spec, members spread over zones, then nodes; and (issue 32,
+// finding 13) a member no node can take is never added. Neither needs a fault: both run beside other tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
 import { testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
+import { memberNames } from '../support/chaos.js';
 
 /** How many of the cluster's members run in each zone and on each node, counts sorted. */
 async function placement(bed: Testbed, name: string): Promise<{ zones: number[]; nodes: number[] }> {
@@ -33,5 +35,34 @@ test('default placement: 3 members on 3 nodes in 3 zones; 5 members 2-2-1, said 
   assert.match(shared.message ?? '', /^members share a node: spread-[0-9a-f]{8}, spread-[0-9a-f]{8} on lab-node-\d; spread-[0-9a-f]{8}, spread-[0-9a-f]{8} on lab-node-\d; losing that node/);
   await eventually('a Warning Event SharedNode', 30_000, async () => (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items
     .find((e) => e.involvedObject.name === 'spread' && e.type === 'Warning' && e.reason === 'SharedNode'));
+  operator.succeeded();
+});
+
+/** The member replacement threshold of the test below: the refused learner used to be removed and added again past it. */
+const REPLACE_AFTER_S = 10;
+
+test('issue 32, finding 13: a fourth member no node can take (antiAffinity on three nodes) is never added: TooFewNodes says so, nothing churns; scaled back, the cluster settles', async (t) => {
+  const bed = await testbed(t, 'stucklearner');
+  const operator = startOperator(t, bed.namespace, ['--replace-member-after', String(REPLACE_AFTER_S)]);
+  const name = 'stuck';
+  await bed.create(name, { size: 3, pod: { antiAffinity: true } });
+  const members = await eventually('3 members, one a node', 180_000, () => bed.settledMembers(name, 3));
+  await bed.patchSpec(name, { size: 4 });
+  const blocked = await eventually('the scale-up refused as TooFewNodes', 60_000, async () =>
+    (await bed.get(name)).status?.conditions?.find((c) => c.type === 'Degraded' && c.status === 'True' && c.reason === 'TooFewNodes'));
+  t.diagnostic(blocked.message ?? '');
+  // Three times the threshold after which an earlier version removed the learner it had added, to add another.
+  await new Promise((r) => setTimeout(r, REPLACE_AFTER_S * 3000));
+  assert.deepEqual((await memberNames(bed, name)).sort(), members, 'no member added, none removed');
+  const events = (await bed.core.listNamespacedEvent({ namespace: bed.namespace })).items;
+  assert.ok(events.some((e) => e.reason === 'TooFewNodes' && e.type === 'Warning'), 'a Warning Event says why');
+  assert.ok(!events.some((e) => e.reason === 'AddMember' || e.reason === 'RemoveMember'), 'nothing added or removed');
+  // Asked for 3 again, the cluster settles with its members.
+  await bed.patchSpec(name, { size: 3 });
+  const back = await eventually('3 members settled', 120_000, async () => {
+    const now = await bed.settledMembers(name, 3);
+    return now && (await memberNames(bed, name)).length === 3 && (await bed.get(name)).status?.conditions?.some((c) => c.type === 'Degraded' && c.status === 'False') ? now : undefined;
+  });
+  assert.deepEqual(back, members, 'the members it had');
   operator.succeeded();
 });

@@ -89,3 +89,10 @@ export async function settledPods(core: CoreV1Api, cluster: EtcdCluster, size: n
 export const ON_VOLUMES: ClusterSpec['pod'] = {
   persistentVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
 };
+
+/** What a wait on a cluster that timed out last saw of it: its phase, ready members and conditions, and its pods. */
+export async function describeCluster(bed: Testbed, name: string): Promise<string> {
+  const { phase, conditions, members } = (await bed.get(name)).status ?? {};
+  const pods = (await bed.pods(name)).map((p) => `${p.metadata?.name ?? ''} on ${p.spec?.nodeName ?? '-'} ${p.status?.phase ?? ''}`);
+  return `status ${JSON.stringify({ phase, ready: members, conditions: conditions?.map((c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`) })}; pods ${pods.join(', ')}`;
+}
