@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { owned } from './child-stop.js';
 import type { ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
@@ -132,7 +133,7 @@ export async function deployCoreOSOperator(t: TestContext, bed: Testbed, timeout
   const control = { following: true };
   // A pod's log is gone with the pod: read it while it runs (`kubectl logs -f`, stopped by its handle).
   const follow = (pod: string): void => {
-    const child = spawn(lab().kubectl, ['--kubeconfig', lab().kubeconfig, '-n', namespace, 'logs', '-f', pod], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = owned(spawn(lab().kubectl, ['--kubeconfig', lab().kubeconfig, '-n', namespace, 'logs', '-f', pod], { stdio: ['ignore', 'pipe', 'ignore'] }));
     let pending = '';
     child.stdout.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { owned } from './child-stop.js';
 import type { ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
 import { stringify } from 'yaml';
@@ -43,7 +44,7 @@ export function followOperatorLogs(t: TestContext, bed: Testbed): ContainerLog[]
   const follow = (pod: string, restarts: number): void => {
     const run: ContainerLog = { pod, lines: [] };
     runs.push(run);
-    const child = spawn(lab().kubectl, ['--kubeconfig', lab().kubeconfig, '-n', bed.namespace, 'logs', '-f', pod], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = owned(spawn(lab().kubectl, ['--kubeconfig', lab().kubeconfig, '-n', bed.namespace, 'logs', '-f', pod], { stdio: ['ignore', 'pipe', 'ignore'] }));
     let pending = '';
     child.stdout.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { eventually, lab, labTool } from './lab.js';
 import { freePort } from './free-port.js';
-import { stopChild } from './child-stop.js';
+import { owned, stopChild } from './child-stop.js';
 
 export interface Minio {
   /** Reachable from the host and from pods (the lab bridge address). */
@@ -33,9 +33,9 @@ export async function startMinio(t: Cleanups, bucket: string, serverArgs: string
   const accessKey = 'labaccess';
   const secretKey = 'labsecret-0123456789';
   const logs: string[] = [];
-  const child = spawn(await labTool('minio'), ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet', ...serverArgs], {
+  const child = owned(spawn(await labTool('minio'), ['server', dir, '--address', `${lab().hostIP}:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet', ...serverArgs], {
     env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));
   child.stderr.on('data', (c: Buffer) => logs.push(c.toString()));
   const endpoint = `http://${lab().hostIP}:${port}`;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { owned } from './child-stop.js';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,8 +28,8 @@ export interface OperatorProcess {
 /** The operator as a real process on the host, on the lab; one namespace, or all when none is given. */
 export function spawnOperator(namespace?: string, extraArgs: string[] = [], kubeconfig = lab().kubeconfig): OperatorProcess {
   const logs: string[] = [];
-  const child = spawn(process.execPath, [cli, 'run', '--kubeconfig', kubeconfig, ...(namespace ? ['--namespace', namespace] : ['--cluster-wide']),
-    '--dns-server', lab().dnsServer, '--metrics-address', '127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = owned(spawn(process.execPath, [cli, 'run', '--kubeconfig', kubeconfig, ...(namespace ? ['--namespace', namespace] : ['--cluster-wide']),
+    '--dns-server', lab().dnsServer, '--metrics-address', '127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] }));
   const collect = (chunk: Buffer): void => { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '')); };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);

@@ -9,7 +9,7 @@ import { alertRules } from '../../src/install/alert-rules.js';
 import type { RuleTimings } from '../../src/install/alert-rules.js';
 import { eventually, lab, labTool } from './lab.js';
 import { freePort } from './free-port.js';
-import { stopChild } from './child-stop.js';
+import { owned, stopChild } from './child-stop.js';
 
 /** The shipped rules with holds of seconds: a fault is held for a minute here, not for the minutes a page waits. */
 export const QUICK: RuleTimings = { holdFor: () => 6, rpoTargetSeconds: 20, staleSlackSeconds: 10, reconcileWindowSeconds: 120 };
@@ -43,9 +43,9 @@ export async function startPrometheus(t: TestContext, namespace: string, timings
   }));
   const port = await freePort();
   const logs: string[] = [];
-  const child = spawn(await labTool('prometheus'), [
+  const child = owned(spawn(await labTool('prometheus'), [
     `--config.file=${join(dir, 'prometheus.yaml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  ], { stdio: ['ignore', 'pipe', 'pipe'] }));
   child.stdout.on('data', (c: Buffer) => logs.push(c.toString()));
   child.stderr.on('data', (c: Buffer) => logs.push(c.toString()));
   t.after(async () => {

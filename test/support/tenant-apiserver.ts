@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { owned } from './child-stop.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -29,14 +30,14 @@ export async function startTenantApiserver(t: { after(fn: () => unknown): void }
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'tenant-apiserver-'));
   const logs: string[] = [];
-  const child = spawn(join(dirname(lab().kubectl), 'kube-apiserver'), [
+  const child = owned(spawn(join(dirname(lab().kubectl), 'kube-apiserver'), [
     '--etcd-servers', etcdEndpoint, '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1', '--secure-port', String(port),
     '--client-ca-file', join(pki, 'ca.crt'), '--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-private-key-file', join(pki, 'apiserver.key'),
     '--service-account-issuer', 'https://tenant.example', '--service-account-key-file', join(pki, 'sa.pub'), '--service-account-signing-key-file', join(pki, 'sa.key'),
     '--service-cluster-ip-range', '10.200.0.0/24', '--authorization-mode', 'RBAC', '--anonymous-auth=false', '--profiling=false',
     // Events ride on leases of this TTL, shared by every Event written in a stretch of it: short, so they expire under test.
     '--event-ttl', `${o.eventTtlSeconds}s`, '--cert-dir', dir,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  ], { stdio: ['ignore', 'pipe', 'pipe'] }));
   const keep = (c: Buffer): void => { logs.push(c.toString('utf8')); if (logs.length > 200) logs.shift(); };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
