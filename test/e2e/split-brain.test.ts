@@ -14,6 +14,7 @@ import { etcdBinary, eventually } from '../support/lab.js';
 import { etcdStatus } from '../support/etcd-gateway.js';
 import { startRecordedWorkload } from '../support/recorded-workload.js';
 import { checkRecording } from '../support/history-check.js';
+import { owned } from '../support/child-stop.js';
 
 /** Loopback ports of this test's own: clients 42301-42303, peers 42311-42313, the split member's new peer port 42314. */
 const clientUrl = (i: number): string => `http://127.0.0.1:${42301 + i}`;
@@ -30,10 +31,10 @@ test('a member cut off and restarted alone with --force-new-cluster, clients sen
   const initialCluster = names.map((n, i) => `${n}=${peerUrl(i)}`).join(',');
   const start = (i: number, extra: string[], peer = peerUrl(i)): ChildProcess => {
     const log = openSync(join(dir, `${names[i] ?? ''}.log`), 'a');
-    const p = spawn(etcdBinary('3.5.35'), [
+    const p = owned(spawn(etcdBinary('3.5.35'), [
       `--name=${names[i] ?? ''}`, `--data-dir=${join(dir, names[i] ?? '')}`, `--listen-client-urls=${clientUrl(i)}`, `--advertise-client-urls=${clientUrl(i)}`,
       `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, ...extra,
-    ], { stdio: ['ignore', log, log] });
+    ], { stdio: ['ignore', log, log] }));
     running.add(p);
     p.on('exit', () => { running.delete(p); });
     return p;

@@ -7,6 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { ApiTransport } from '../../src/runtime/transport.js';
+import { owned } from '../support/child-stop.js';
 import { LeaderElector } from '../../src/runtime/leader-election.js';
 import { microTime } from '../../src/runtime/time.js';
 import { adminKubeConfig, eventually, lab, testNamespace } from '../support/lab.js';
@@ -18,7 +19,7 @@ const LEASE_MS = 4000;
 const RETRY_MS = 500;
 
 function startElected(namespace: string, identity: string, events: Event[]): ChildProcess {
-  const child = spawn(process.execPath, [harness, lab().kubeconfig, namespace, identity], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = owned(spawn(process.execPath, [harness, lab().kubeconfig, namespace, identity], { stdio: ['ignore', 'pipe', 'ignore'] }));
   let pending = '';
   child.stdout.on('data', (chunk: Buffer) => {
     pending += chunk.toString('utf8');

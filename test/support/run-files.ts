@@ -5,7 +5,8 @@
  * given; its run() keeps the order of a list.
  *
  * With TEST_DURATIONS_OUT set, writes each file's measured seconds there as JSON, in the shape of
- * test/file-durations.json (which a full run refreshes: TEST_DURATIONS_OUT=test/file-durations.json npm test).
+ * test/file-durations.json, which a full run refreshes: TEST_DURATIONS_OUT=/tmp/durations.json npm test, then
+ * copy the file over it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -34,12 +35,19 @@ const order = runOrder(files.map((path) => ({
   path, seconds: durations[keyOf(path)], late: /^\/\/ lab: late\b/m.test(readFileSync(path, 'utf8')),
 })));
 
-const took = new Map<string, number>();
+/** Per file: the sum of its top-level tests, and the whole file's time when the runner reports one (it failed as a file). */
+const took = new Map<string, { tests: number; file: number }>();
 const stream = run({ files: order, concurrency: Number(concurrency), timeout: Number(timeoutMs) });
-stream.on('test:fail', () => { process.exitCode = 1; });
-// A file's top-level tests run one after another: their durations add up to the file's time.
-const count = (data: { nesting: number; file?: string; details: { duration_ms: number } }): void => {
-  if (data.nesting === 0 && data.file) took.set(data.file, (took.get(data.file) ?? 0) + data.details.duration_ms / 1000);
+// A failing todo test fails nothing, as with node --test.
+stream.on('test:fail', (data) => { if (data.todo === undefined || data.todo === false) process.exitCode = 1; });
+// A file's top-level tests run one after another: their durations add up to the file's time. A file that times
+// out, crashes or exits non-zero is also reported as one test named by its path, over its whole time: that time
+// is the file's, not one more test's.
+const count = (data: { name: string; nesting: number; file?: string; details: { duration_ms: number } }): void => {
+  if (data.nesting !== 0 || !data.file) return;
+  const seen = took.get(data.file) ?? { tests: 0, file: 0 };
+  const seconds = data.details.duration_ms / 1000;
+  took.set(data.file, resolve(data.name) === data.file ? { ...seen, file: seconds } : { ...seen, tests: seen.tests + seconds });
 };
 stream.on('test:pass', count);
 stream.on('test:fail', count);
@@ -47,8 +55,11 @@ stream.compose(tap).pipe(process.stdout);
 stream.on('end', () => {
   const out = process.env.TEST_DURATIONS_OUT;
   if (!out) return;
-  const mine = Object.fromEntries([...took].map(([file, s]) => [keyOf(file), Math.round(s)]));
-  // Each phase is a run of its own: what an earlier one wrote there is kept.
-  const merged = Object.fromEntries(Object.entries({ ...durations, ...durationsIn(out), ...mine }).sort(([a], [b]) => byName(a, b)));
+  // Files of the project's tests only (a file elsewhere has no place in test/file-durations.json).
+  const mine: Record<string, number> = {};
+  for (const [file, t] of took) if (!keyOf(file).startsWith('..')) mine[keyOf(file)] = Math.round(Math.max(t.tests, t.file));
+  // Each phase is a run of its own: what an earlier phase wrote there is kept (a path that does not exist yet
+  // collects one whole run, to copy over test/file-durations.json).
+  const merged = Object.fromEntries(Object.entries({ ...durationsIn(out), ...mine }).sort(([a], [b]) => byName(a, b)));
   writeFileSync(out, `${JSON.stringify(merged, null, 2)}\n`);
 });
