@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run --silent build
 # A phase runs its files longest first (test/file-durations.json, from a full run), those that wait for a tool
-# built last behind a first lab (Prometheus: a line `// lab: late — <why>`) after the long ones, the short ones
-# last (test/support/run-files.js). A test that needs what a first lab builds behind it (MinIO, Helm, the CoreOS
+# built behind a first lab (Prometheus, the CoreOS operator, the CSI resizer, Helm: a line `// lab: late — <why>`)
+# after the long ones, the short ones last (test/support/run-files.js). A test that needs what a first lab builds behind it (MinIO, Helm, the CoreOS
 # operator, the checker, Prometheus) waits for it (labTool).
 # A file that says `// suite: extended — <why>` on a line of its own (the lab's self-tests, scenarios that tests
 # of the gate cover too) runs in `npm run test:extended` (TEST_SUITE=extended), not here: CI's 90 minutes on two

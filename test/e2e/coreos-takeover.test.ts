@@ -1,3 +1,4 @@
+// lab: late — needs the CoreOS operator's images, built behind a first lab.
 // Issue 33: clusters running under the archived CoreOS etcd-operator are taken over in place once it is stopped:
 // no member restarted, no write lost, membership unchanged; then scaled and upgraded by this operator. One left in
 // a state that is not safe to take over (a scale the CoreOS operator left unfinished) is left alone, saying why.

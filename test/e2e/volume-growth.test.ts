@@ -1,3 +1,4 @@
+// lab: late — needs the CSI resizer, built behind a first lab.
 // Issue 33: a larger storage request grows every member's claim where the StorageClass allows it, online, under
 // real clients' writes, nothing restarted (the lab's `expandable` class); where it does not (local-path has no
 // allowVolumeExpansion), the cluster says so and what to do, touching nothing, and the request can be taken back.

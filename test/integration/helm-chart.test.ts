@@ -1,3 +1,4 @@
+// lab: late — needs Helm, built behind a first lab.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
