@@ -2,8 +2,8 @@ import { byName } from '../../src/runtime/order.js';
 
 /**
  * The order a phase's test files start in, when they run a few at a time. Longest first: a long file started last
- * runs on alone while the other slots have nothing left (node --test starts files in the order of their paths,
- * which put a 9-minute file among the last). A file that waits for a tool built behind a first lab (Prometheus,
+ * runs on alone while the other slots have nothing left (node --test starts files in the order of their paths).
+ * A file that waits for a tool built behind a first lab (Prometheus,
  * the CoreOS operator, the CSI resizer, Helm: all built some 13 minutes after a cold lab is up) starts after the
  * long ones: started first, it held a slot doing nothing until the build was done.
  */
