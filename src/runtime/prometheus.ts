@@ -172,11 +172,11 @@ export class Histogram extends Metric<Observations> {
 /** The metrics one /metrics endpoint writes. */
 export class Registry {
   readonly contentType = 'text/plain; version=0.0.4; charset=utf-8';
-  private readonly metrics_ = new Map<string, Exposed>();
+  private readonly registered = new Map<string, Exposed>();
 
   registerMetric(m: Exposed): void {
-    if (this.metrics_.has(m.name)) throw new Error(`metric ${m.name} is registered already`);
-    this.metrics_.set(m.name, m);
+    if (this.registered.has(m.name)) throw new Error(`metric ${m.name} is registered already`);
+    this.registered.set(m.name, m);
   }
 
   /**
@@ -185,7 +185,7 @@ export class Registry {
    */
   metrics(): Promise<string> {
     try {
-      const all = [...this.metrics_.values()];
+      const all = [...this.registered.values()];
       for (const m of all) m.collect();
       return Promise.resolve(`${all.flatMap((m) => m.lines()).join('\n')}\n`);
     } catch (err) {
@@ -238,10 +238,12 @@ export function collectDefaultMetrics(o: { register: Registry }): void {
     name, help, registers, collect(this: Gauge) { const v = value(); if (v !== undefined) this.set(v); },
   });
   gauge('process_start_time_seconds', 'Start time of the process since unix epoch in seconds.', () => startSeconds);
-  gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () => process.memoryUsage.rss());
-  gauge('process_heap_bytes', 'Process heap size in bytes.', () => process.memoryUsage().heapTotal);
+  // Memory is read once a scrape, by the first of its gauges (collected in the order registered), as the CPU is.
+  let memory = process.memoryUsage();
+  gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () => (memory = process.memoryUsage()).rss);
+  gauge('process_heap_bytes', 'Process heap size in bytes.', () => memory.heapTotal);
   gauge('process_open_fds', 'Number of open file descriptors.', openFileDescriptors);
   gauge('process_max_fds', 'Maximum number of open file descriptors.', maxFileDescriptors);
-  gauge('nodejs_heap_size_used_bytes', 'Process heap size used from Node.js in bytes.', () => process.memoryUsage().heapUsed);
-  gauge('nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', () => process.memoryUsage().external);
+  gauge('nodejs_heap_size_used_bytes', 'Process heap size used from Node.js in bytes.', () => memory.heapUsed);
+  gauge('nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', () => memory.external);
 }

@@ -21,11 +21,14 @@ export function owned<T extends ChildProcess>(child: T): T {
   return child;
 }
 
-/** Stops a server the test started, by its own process handle: SIGTERM, then SIGKILL after 10 s; resolves once it has exited. */
-export async function stopChild(child: ChildProcess): Promise<void> {
+/**
+ * Stops a process the test started, by its own process handle: `signal` (SIGTERM: a clean stop; SIGKILL: a crash),
+ * then SIGKILL after 10 s; resolves once it has exited.
+ */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
+  child.kill(signal);
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);

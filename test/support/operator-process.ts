@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { owned } from './child-stop.js';
+import { owned, stopChild } from './child-stop.js';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,19 +33,11 @@ export function spawnOperator(namespace?: string, extraArgs: string[] = [], kube
   const collect = (chunk: Buffer): void => { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '')); };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
-  const signal = async (sig: NodeJS.Signals): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(sig);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
   const metricsUrl = (): Promise<string> => eventually('the operator listening', 30_000, () => {
     const started = logs.map((l) => parseLine(l)).find((l) => l?.msg === 'etcd-operator started');
     return Promise.resolve(started?.address?.port === undefined ? undefined : `http://127.0.0.1:${started.address.port}/metrics`);
   });
-  return { logs, pid: child.pid ?? 0, metricsUrl, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
+  return { logs, pid: child.pid ?? 0, metricsUrl, stop: () => stopChild(child), kill: () => stopChild(child, 'SIGKILL') };
 }
 
 export interface TestOperator extends OperatorProcess {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { owned } from './child-stop.js';
+import { owned, stopChild } from './child-stop.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -41,14 +41,7 @@ export async function startTenantApiserver(t: { after(fn: () => unknown): void }
   const keep = (c: Buffer): void => { logs.push(c.toString('utf8')); if (logs.length > 200) logs.shift(); };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { resolve(); }); });
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => { child.kill('SIGKILL'); }, 10_000);
-    await exited;
-    clearTimeout(killer);
-  };
+  const stop = (): Promise<void> => stopChild(child);
   t.after(stop);
   const kc = adminKubeConfig();
   const cluster = kc.getCurrentCluster();
