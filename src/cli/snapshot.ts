@@ -6,27 +6,29 @@ import type { Retention } from '../storage/retention.js';
 import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
 import { writeInBlocks } from '../storage/file-blocks.js';
-import { ChecksumMismatch } from '../storage/storage.js';
 import type { BackupStorage } from '../storage/storage.js';
-import { CODECS, SealError, unseal } from '../storage/sealed.js';
+import { CODECS, unseal } from '../storage/sealed.js';
 import type { KeyRing, SealOptions } from '../storage/sealed.js';
 import { keyRingFromDir, sealWith } from '../storage/keys.js';
 import { EtcdClient } from '../etcd/client.js';
 import { SECRET_KEYS } from '../k8s/tls-secrets.js';
 import { saveSnapshot } from '../controllers/backup/save.js';
 import { createLogger, logProcessWarnings } from '../runtime/log.js';
-import { etcdChecked, SnapshotRejected } from '../etcd/snapshot-hash.js';
+import { etcdChecked } from '../etcd/snapshot-hash.js';
+import { backupRefusal } from '../controllers/restore/backup-refusal.js';
 import { SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
 
-/** A backup whose bytes are refused (checksum, seal, etcd's own hash): no retry of the same object can succeed. */
-const refusedForGood = (err: unknown): boolean => err instanceof ChecksumMismatch || err instanceof SealError || err instanceof SnapshotRejected;
+/** Where the kubelet reads a container's termination message (the pod's default terminationMessagePath). */
+const TERMINATION_LOG = '/dev/termination-log';
 
 export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH) [--key-dir DIR]
   Copies a backup to FILE as a plain snapshot, checking it against the sha256 stored beside it and, if it is
   encrypted, every frame against its tag (keys: one file per key id in DIR); nothing is left at FILE if it fails.
+  A backup refused for its bytes is remembered at FILE.refused and not fetched again (exit code 4).
        etcd-operator snapshot save --endpoints URL[,URL…] --dir DIR --name PATH [--periodic --max-backups N --retention EVERY:FOR,…] [--timeout S] [--tls-dir DIR]
                                    [--compression None|Brotli|Gzip] [--key-dir DIR --key-id ID]
-  Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).`;
+  Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).
+  Both write their result, or why they failed, to --termination-log PATH (default ${TERMINATION_LOG}), where the operator reads it.`;
 
 /** One JSON log line of the `snapshot` command, fetch or save alike. */
 const say = (msg: string, fields: Record<string, unknown> = {}): void => {
@@ -41,6 +43,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
       endpoints: { type: 'string' }, periodic: { type: 'boolean', default: false }, 'max-backups': { type: 'string', default: '0' }, retention: { type: 'string', default: '' },
       timeout: { type: 'string', default: '3600' }, 'tls-dir': { type: 'string' },
       compression: { type: 'string', default: 'None' }, 'key-dir': { type: 'string' }, 'key-id': { type: 'string' },
+      'termination-log': { type: 'string', default: TERMINATION_LOG },
     },
   });
   const codec = CODECS.find((c) => c === values.compression);
@@ -56,12 +59,12 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   } catch (err) {
     // The operator checks the keys before it starts this pod; a Secret changed since lands here.
     say('backup keys not usable', { error: (err as Error).message });
-    await writeFile('/dev/termination-log', (err as Error).message).catch(() => undefined);
+    await writeFile(values['termination-log'], (err as Error).message).catch(() => undefined);
     return 1;
   }
   if (positionals[0] === 'save' && values.endpoints && values.dir && values.name) {
     return save({ endpoints: values.endpoints.split(','), dir: values.dir, name: values.name, periodic: values.periodic, sealing,
-      retention: { maxBackups: Number(values['max-backups']), tiers: parseTiers(values.retention) }, timeoutMs: Number(values.timeout) * 1000, ...(values['tls-dir'] ? { tlsDir: values['tls-dir'] } : {}) });
+      retention: { maxBackups: Number(values['max-backups']), tiers: parseTiers(values.retention) }, timeoutMs: Number(values.timeout) * 1000, terminationLog: values['termination-log'], ...(values['tls-dir'] ? { tlsDir: values['tls-dir'] } : {}) });
   }
   if (positionals[0] !== 'fetch' || !values.to || !(values['s3-path'] ? values['aws-dir'] : values.dir && values.name)) {
     process.stderr.write(`${SNAPSHOT_USAGE}\n`);
@@ -79,6 +82,15 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     name = values.name ?? '';
   }
   const partial = `${values.to}.partial`;
+  // A refusal is kept beside the snapshot's place: the kubelet runs a failed step again (the pod restarts it), and
+  // the same bytes would be fetched, a gigabyte perhaps, only to be refused again.
+  const refusedMark = `${values.to}.refused`;
+  const earlier = await readFile(refusedMark, 'utf8').catch(() => undefined);
+  if (earlier !== undefined) {
+    say('snapshot refused before; not fetched again', { name, refusal: earlier });
+    await writeFile(values['termination-log'], earlier).catch(() => undefined);
+    return SNAPSHOT_REFUSED_EXIT;
+  }
   const started = Date.now();
   try {
     const file = await open(partial, 'w');
@@ -94,14 +106,17 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     await rm(partial, { force: true });
     const message = (err as Error).message;
     say('snapshot not fetched', { name, error: message });
-    if (!refusedForGood(err)) return 1;
+    const refusal = backupRefusal(err);
+    if (!refusal) return 1;
     // The same bytes would be refused the same way on every retry: the operator reads this and ends the restore.
-    await writeFile('/dev/termination-log', message).catch(() => undefined);
+    const text = JSON.stringify(refusal);
+    await writeFile(refusedMark, text).catch(() => undefined);
+    await writeFile(values['termination-log'], text).catch(() => undefined);
     return SNAPSHOT_REFUSED_EXIT;
   }
 }
 
-interface SaveOptions { endpoints: string[]; dir: string; name: string; periodic: boolean; retention: Retention; sealing: SealOptions; timeoutMs: number; tlsDir?: string }
+interface SaveOptions { endpoints: string[]; dir: string; name: string; periodic: boolean; retention: Retention; sealing: SealOptions; timeoutMs: number; terminationLog: string; tlsDir?: string }
 
 /** The Volume backup, run in a pod with the claim mounted; its result goes where the operator reads it. */
 async function save(o: SaveOptions): Promise<number> {
@@ -118,12 +133,12 @@ async function save(o: SaveOptions): Promise<number> {
     });
     const result = JSON.stringify(saved);
     process.stdout.write(`${result}\n`);
-    await writeFile('/dev/termination-log', result).catch(() => undefined);
+    await writeFile(o.terminationLog, result).catch(() => undefined);
     return 0;
   } catch (err) {
     const message = (err as Error).message;
     say('snapshot not saved', { error: message });
-    await writeFile('/dev/termination-log', message).catch(() => undefined);
+    await writeFile(o.terminationLog, message).catch(() => undefined);
     return 1;
   }
 }

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { CHECKSUM_SUFFIX, checksumText, committed, measured, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, checksumText, checksumsOf, committed, measured, verified } from './storage.js';
 import { FILE_BLOCK_BYTES, writeInBlocks } from './file-blocks.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
@@ -99,8 +99,8 @@ export class DirectoryStorage implements BackupStorage {
 
   async *get(name: string): AsyncIterable<Buffer> {
     const path = this.path(name);
-    const expected = await readChecksum(`${path}${CHECKSUM_SUFFIX}`);
-    yield* verified(name, createReadStream(path, { highWaterMark: FILE_BLOCK_BYTES }) as AsyncIterable<Buffer>, expected);
+    const accepted = checksumsOf(name, await readChecksum(`${path}${CHECKSUM_SUFFIX}`));
+    yield* verified(name, createReadStream(path, { highWaterMark: FILE_BLOCK_BYTES }) as AsyncIterable<Buffer>, accepted);
   }
 
   async list(prefix: string): Promise<string[]> {

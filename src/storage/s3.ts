@@ -3,7 +3,7 @@ import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObject
 import { Readable } from 'node:stream';
 import { MultipartUpload } from './multipart.js';
 import { BufferPool, filledParts } from './parts.js';
-import { CHECKSUM_SUFFIX, checksumText, committed, verified } from './storage.js';
+import { CHECKSUM_SUFFIX, checksumText, checksumsOf, committed, verified } from './storage.js';
 import type { BackupStorage, StoredObject } from './storage.js';
 
 export interface S3Settings {
@@ -137,10 +137,10 @@ export class S3Storage implements BackupStorage {
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
-    const sum = await this.checksumOf(name);
+    const accepted = checksumsOf(name, await this.checksumOf(name));
     const object = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: name }));
     if (!object.Body) throw new Error(`${name}: empty answer`);
-    yield* verified(name, object.Body as Readable, sum);
+    yield* verified(name, object.Body as Readable, accepted);
   }
 
   async list(prefix: string): Promise<string[]> {

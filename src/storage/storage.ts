@@ -86,11 +86,20 @@ export function checksumText(sha256: string, replaced = ''): string {
   return [...new Set([sha256, ...acceptedSums(replaced)])].map((sum) => `${sum}\n`).join('');
 }
 
-/** Yields the bytes, then throws if their sha256 is not one that the checksum file's text `expected` accepts. */
-export async function* verified(name: string, source: AsyncIterable<Uint8Array>, expected: string): AsyncIterable<Buffer> {
+/**
+ * The sums an object's checksum file's text accepts; none (no file beside it) refuses the object before a byte of
+ * it is read, since no read could end accepted: a gigabyte is not fetched only to be refused.
+ */
+export function checksumsOf(name: string, text: string): string[] {
+  const accepted = acceptedSums(text);
+  if (accepted.length === 0) throw new ChecksumMismatch(name, '', '');
+  return accepted;
+}
+
+/** Yields the bytes, then throws if their sha256 is not one of the `accepted` (see checksumsOf). */
+export async function* verified(name: string, source: AsyncIterable<Uint8Array>, accepted: readonly string[]): AsyncIterable<Buffer> {
   const m = measured(source);
   yield* m.data;
   const { sha256 } = m.result();
-  const accepted = acceptedSums(expected);
   if (!accepted.includes(sha256)) throw new ChecksumMismatch(name, accepted.join(' or '), sha256);
 }

@@ -5,7 +5,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { RESTORE_STEP } from '../../src/k8s/member-pod.js';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { S3Location } from '../../src/api/etcd-backup.js';
-import { getRestore, restoreToEnd, takeBackup } from '../support/backup-bed.js';
+import { getRestore, neverServed, restoreToEnd, takeBackup } from '../support/backup-bed.js';
 import { eventually } from '../support/lab.js';
 import { isReady, testbed } from '../support/cluster-testbed.js';
 import type { Testbed } from '../support/cluster-testbed.js';
@@ -20,7 +20,7 @@ const running = (bed: Testbed, name: string) => async (): Promise<true | undefin
 };
 
 
-test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10,000 keys; a corrupt backup and an existing cluster are refused', async (t) => {
+test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10,000 keys; a corrupt or tampered backup (refused by the members as they fetch it, before etcd starts) and an existing cluster are refused', async (t) => {
   const bed = await testbed(t, 'restore');
   const minio = await startMinio(t, 'backups');
   await bed.secret('aws', minio.awsSecretData);
@@ -63,18 +63,32 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   assert.match(corrupt.status.conditions?.[0]?.message ?? '', /does not match the stored 0{64}/);
   assert.equal(await bed.get('never').then(() => 'exists', () => 'absent'), 'absent', 'no cluster made from it');
 
-  // A snapshot that etcd itself would reject (damaged before it was stored: etcd's own sha256 at its end no longer
-  // matches) with a sha256 beside it that vouches for those bytes: refused with the cause within a minute, no
-  // cluster made (etcdutl used to fail on it, then on its own leftovers, for ever).
+  // One pass: the operator opens a backup and reads its first block only; each member's fetch step reads it whole,
+  // checking every byte as it streams to disk, and refuses it before etcd ever starts on it. A byte changed in the
+  // middle after the backup was stored: the sha256 beside it no longer matches.
   const good = Buffer.from(await (await minio.client.send(new GetObjectCommand({ Bucket: 'backups', Key: 'source.db' }))).Body?.transformToByteArray() ?? []);
-  const damaged = Buffer.from(good);
-  damaged[Math.floor(damaged.length / 3)] = (damaged[Math.floor(damaged.length / 3)] ?? 0) ^ 0x01;
+  const flipped = (at: number): Buffer => {
+    const copy = Buffer.from(good);
+    copy[at] = (copy[at] ?? 0) ^ 0x01;
+    return copy;
+  };
+  await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'tampered.db', Body: flipped(Math.floor(good.length / 2)) }));
+  await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'tampered.db.sha256', Body: `${createHash('sha256').update(good).digest('hex')}\n` }));
+  const caught = await restoreToEnd(bed, 'tampered', { etcdCluster: { name: 'never-tampered' }, backupStorageType: 'S3', s3: s3('backups/tampered.db') }, 120_000);
+  assert.deepEqual([caught.status?.phase, caught.status?.reason], ['Failed', 'ChecksumMismatch'], JSON.stringify(caught.status));
+  assert.match(caught.status?.conditions?.[0]?.message ?? '', /member never-tampered-\w+ refused the backup: tampered\.db: sha256 [0-9a-f]{64} does not match the stored [0-9a-f]{64}/);
+  await neverServed(bed, 'never-tampered');
+
+  // A snapshot that etcd itself would reject (damaged before it was stored: etcd's own sha256 at its end no longer
+  // matches) with a sha256 beside it that vouches for those bytes: refused with the cause, etcd never started on it
+  // (etcdutl used to fail on it, then on its own leftovers, for ever).
+  const damaged = flipped(Math.floor(good.length / 3));
   await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'damaged.db', Body: damaged }));
   await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'damaged.db.sha256', Body: `${createHash('sha256').update(damaged).digest('hex')}\n` }));
-  const rejected = await restoreToEnd(bed, 'damaged', { etcdCluster: { name: 'never-damaged' }, backupStorageType: 'S3', s3: s3('backups/damaged.db') }, 60_000);
+  const rejected = await restoreToEnd(bed, 'damaged', { etcdCluster: { name: 'never-damaged' }, backupStorageType: 'S3', s3: s3('backups/damaged.db') }, 120_000);
   assert.deepEqual([rejected.status?.phase, rejected.status?.reason], ['Failed', 'SnapshotRejected'], JSON.stringify(rejected.status));
   assert.match(rejected.status?.conditions?.[0]?.message ?? '', /etcd's own sha256 .* does not match its content/);
-  assert.equal(await bed.get('never-damaged').then(() => 'exists', () => 'absent'), 'absent', 'no cluster made from it');
+  await neverServed(bed, 'never-damaged');
 
   const refused = await restoreToEnd(bed, 'over', { etcdCluster: { name: 'source' }, backupStorageType: 'S3', s3: s3('backups/source.db') }, 60_000);
   assert.equal(refused.status?.reason, 'ClusterExists');

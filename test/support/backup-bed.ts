@@ -2,6 +2,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import { ETCD_CONTAINER, FETCH_STEP, SNAPSHOT_REFUSED_EXIT } from '../../src/k8s/member-pod.js';
 import { ignoreStatus } from '../../src/runtime/transport.js';
 import type { BackupSpec, EtcdBackup, EtcdRestore, RestoreSpec } from '../../src/api/etcd-backup.js';
 import { eventually } from './lab.js';
@@ -144,4 +145,21 @@ export async function followedBed(t: TestContext, prefix: string): Promise<Await
   const watched = members.find((p) => endpoint.includes(p.metadata?.name ?? '-') || endpoint.includes(p.status?.podIP ?? '-'));
   if (!watched) throw new Error(`the watched member (${endpoint}) is none of ${members.map((p) => p.metadata?.name).join(', ')}`);
   return { ...started, watched, others: members.filter((p) => p !== watched) };
+}
+
+/**
+ * The cluster a refused restore made never served: its members' fetch steps refused the backup, and no pod's etcd
+ * container ever started (so nothing was read from, or written to, the refused bytes).
+ */
+export async function neverServed(bed: Testbed, name: string): Promise<void> {
+  const pods = await bed.pods(name);
+  assert.ok(pods.length > 0, `${name} has its members' pods`);
+  for (const pod of pods) {
+    const fetch = pod.status?.initContainerStatuses?.find((c) => c.name === FETCH_STEP);
+    const ended = [fetch?.state?.terminated, fetch?.lastState?.terminated].find((x) => x !== undefined);
+    assert.ok(!ended || ended.exitCode === SNAPSHOT_REFUSED_EXIT, `${pod.metadata?.name ?? ''}: its fetch step ${JSON.stringify(fetch)}`);
+    const etcd = pod.status?.containerStatuses?.find((c) => c.name === ETCD_CONTAINER);
+    const started = Boolean(etcd?.state?.running ?? etcd?.state?.terminated ?? etcd?.lastState?.running ?? etcd?.lastState?.terminated) || (etcd?.restartCount ?? 0) > 0;
+    assert.equal(started, false, `${pod.metadata?.name ?? ''}: etcd never started, ${JSON.stringify(etcd)}`);
+  }
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DirectoryStorage } from '../../src/storage/directory.js';
-import { ChecksumMismatch, acceptedSums, checksumText, committed, measured, verified } from '../../src/storage/storage.js';
+import { ChecksumMismatch, acceptedSums, checksumText, checksumsOf, committed, measured, verified } from '../../src/storage/storage.js';
 import { refusedByStore } from '../../src/storage/s3.js';
 import { FILE_BLOCK_BYTES, writeInBlocks } from '../../src/storage/file-blocks.js';
 import { datedPeriodicBackups, periodicName } from '../../src/storage/naming.js';
@@ -54,6 +54,9 @@ test('an object is listed only with its sha256 beside it; a put that cannot writ
   assert.deepEqual(await store.list('cluster/snap'), ['cluster/snap_v1']);
   // Read by its name (a restore's path), it is refused, saying how a snapshot taken elsewhere gets its sha256.
   await assert.rejects(drain(store.get('cluster/snap_v2')), (err: unknown) => err instanceof ChecksumMismatch && /no sha256 beside it .*sha256sum FILE > FILE\.sha256/.test(err.message));
+  // Refused before a byte is read: an object that would fail to read (a directory) fails for its missing sha256.
+  mkdirSync(join(root, 'cluster/unread'));
+  await assert.rejects(drain(store.get('cluster/unread')), (err: unknown) => err instanceof ChecksumMismatch && /no sha256 beside it/.test(err.message));
   // Its sha256 cannot be written (a directory stands in its place): the put fails and takes its data away.
   mkdirSync(join(root, 'cluster/snap_v3.sha256'));
   await assert.rejects(store.put('cluster/snap_v3', chunks(4, 1024)), /EISDIR/);
@@ -91,8 +94,8 @@ test('a checksum file written for a replacement accepts the new object and the o
   assert.equal(checksumText(c ?? '', `${b ?? ''}\n${a ?? ''}\n`), `${c ?? ''}\n${b ?? ''}\n${a ?? ''}\n`, 'every object that may be in place stays accepted');
   assert.equal(checksumText(a ?? '', `${a ?? ''}\n`), `${a ?? ''}\n`, 'the same object twice is one line');
   assert.deepEqual(acceptedSums(`${a ?? ''}  snap.db\n`), [a], 'sha256sum\'s output: the sum, then the file name');
-  for (const held of ['a', 'b']) assert.equal((await drain(verified('o', Readable.from([Buffer.from(held)]), `${b ?? ''}\n${a ?? ''}\n`))).toString(), held);
-  await assert.rejects(drain(verified('o', Readable.from([Buffer.from('c')]), `${b ?? ''}\n${a ?? ''}\n`)), (err: unknown) => err instanceof ChecksumMismatch && err.message.includes(' or '));
+  for (const held of ['a', 'b']) assert.equal((await drain(verified('o', Readable.from([Buffer.from(held)]), checksumsOf('o', `${b ?? ''}\n${a ?? ''}\n`)))).toString(), held);
+  await assert.rejects(drain(verified('o', Readable.from([Buffer.from('c')]), checksumsOf('o', `${b ?? ''}\n${a ?? ''}\n`))), (err: unknown) => err instanceof ChecksumMismatch && err.message.includes(' or '));
 });
 
 test('a store\'s answer says a request did nothing only when it refused it; no answer, a retried server error or a missing upload leave it open', () => {

@@ -14,21 +14,22 @@ import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
 import { FETCH_STEP, RESTORE_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { ownedBy } from '../../k8s/owner.js';
-import { ChecksumMismatch } from '../../storage/storage.js';
 import { ConfigurationError } from '../cluster/tls.js';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { openStorage, readKeyRing } from '../backup/storage-for.js';
 import type { OpenedStorage } from '../backup/storage-for.js';
 import { snapshotSource } from '../backup/source.js';
 import type { EtcdClients } from '../cluster/tls.js';
-import { SealError, unseal } from '../../storage/sealed.js';
+import { unseal } from '../../storage/sealed.js';
 import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { restoredShift } from './bumped-revisions.js';
 import { carriesRestoreStep, clusterSettled, podReady } from '../cluster/views.js';
-import { SnapshotRejected, etcdChecked } from '../../etcd/snapshot-hash.js';
+import { etcdChecked } from '../../etcd/snapshot-hash.js';
+import { backupRefusal, readRefusal } from './backup-refusal.js';
+import type { BackupRefusal } from './backup-refusal.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { clientUrl, serviceUrl } from '../../etcd/identity.js';
@@ -159,7 +160,7 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     }
     const refused = snapshotRefused(d.pods.ownedBy(cluster.metadata.uid ?? ''));
     if (refused) {
-      return { phase: 'Failed', reason: 'SnapshotRejected', message: `${refused}; EtcdCluster ${target} cannot start from it (delete it, and restore from another backup)` };
+      return { phase: 'Failed', reason: refused.reason, message: `${refused.message}; EtcdCluster ${target} cannot start from it (delete it, and restore from another backup)` };
     }
     return { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is starting from the snapshot` };
   }
@@ -175,14 +176,14 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     // Recorded before the cluster is made: its members fetch the snapshot named here.
     const point = await choosePoint(d, restore, log);
     if ('phase' in point) return point;
-    return await checkBackup(d, restore, log, point.snapshot) ?? {
+    return await probeBackup(d, restore, log, point.snapshot) ?? {
       phase: 'Restoring', reason: POINT_CHOSEN, pointInTime: point,
-      message: `revision ${point.revision ?? 0}: from ${point.snapshot ?? ''} and the change log after it (checked)`,
+      message: `revision ${point.revision ?? 0}: from ${point.snapshot ?? ''} and the change log after it (its every chunk checked)`,
     };
   }
   if (!chosen) {
-    const checked = await checkBackup(d, restore, log);
-    if (checked) return checked;
+    const refused = await probeBackup(d, restore, log);
+    if (refused) return refused;
   }
   await d.transport.call('POST', `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/etcdclusters`, {
     apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster',
@@ -306,14 +307,20 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, cluster:
  * refused (its exit code says so), or etcdutl failed, which it does the same way on the same file (a retry then
  * finds the data directory it left and says only that).
  */
-function snapshotRefused(pods: readonly V1Pod[]): string | undefined {
+function snapshotRefused(pods: readonly V1Pod[]): BackupRefusal | undefined {
   for (const pod of pods) {
+    const member = pod.metadata?.name ?? '';
     for (const s of pod.status?.initContainerStatuses ?? []) {
       const ended = [s.state?.terminated, s.lastState?.terminated].find((x) => x && x.exitCode !== 0);
       if (!ended) continue;
-      if (s.name === FETCH_STEP && ended.exitCode === SNAPSHOT_REFUSED_EXIT) return `member ${pod.metadata?.name ?? ''} refused the backup: ${ended.message ?? ''}`.trim();
+      if (s.name === FETCH_STEP && ended.exitCode === SNAPSHOT_REFUSED_EXIT) {
+        const { reason, message } = readRefusal(ended.message ?? '');
+        return { reason, message: `member ${member} refused the backup: ${message}` };
+      }
       // A sandbox made anew (a node reboot) runs the step again on the data it made: not the snapshot's fault.
-      if (s.name === RESTORE_STEP && !/not empty/.test(ended.message ?? '')) return `etcdutl snapshot restore failed on member ${pod.metadata?.name ?? ''}: ${(ended.message ?? '').trim() || `exit code ${ended.exitCode}`}`;
+      if (s.name === RESTORE_STEP && !/not empty/.test(ended.message ?? '')) {
+        return { reason: 'SnapshotRejected', message: `etcdutl snapshot restore failed on member ${member}: ${(ended.message ?? '').trim() || `exit code ${ended.exitCode}`}` };
+      }
     }
   }
   return undefined;
@@ -357,17 +364,22 @@ async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): Pr
 
 /** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */
 function refusal(err: unknown, object: string): Outcome {
-  if (err instanceof ChecksumMismatch) return { phase: 'Failed', reason: 'ChecksumMismatch', message: err.message };
-  if (err instanceof SealError) return { phase: 'Failed', reason: `Backup${err.reason}`, message: err.message };
+  const refused = backupRefusal(err);
+  if (refused) return { phase: 'Failed', ...refused };
   if (err instanceof ReplayError) return { phase: 'Failed', reason: err.reason, message: err.message };
-  if (err instanceof SnapshotRejected) return { phase: 'Failed', reason: 'SnapshotRejected', message: err.message };
   const code = (err as { name?: string }).name;
   if (code === 'NoSuchKey' || code === 'NoSuchBucket') return { phase: 'Failed', reason: 'BackupNotFound', message: `${object}: ${code}` };
   throw err;
 }
 
-/** Reads the whole backup (or the chosen snapshot of a continuous one) through its checksum and keys before anything is created; a failure it reports, or undefined. */
-async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger, snapshot?: string): Promise<Outcome | undefined> {
+/**
+ * Opens the backup (or the chosen snapshot of a continuous one) as the members will, and reads its first block
+ * only, before anything is created: a missing object, a missing sha256, a key the Secret lacks or a seal that is
+ * not this one's fail the restore here, at once. The whole object is read once, by each member's fetch step,
+ * which checks every byte (the sha256, every sealed frame, etcd's own hash at its end) as it streams to disk, and
+ * refuses it before etcd ever starts on it (snapshotRefused). A failure is reported; else undefined.
+ */
+async function probeBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Logger, snapshot?: string): Promise<Outcome | undefined> {
   // A volume is only mounted into the members; they check the checksum as they fetch.
   if (restore.spec.backupStorageType === 'Volume') return undefined;
   const source = await openSource(d, restore);
@@ -375,10 +387,11 @@ async function checkBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
   const { opened, keys } = source;
   const object = snapshot ?? opened.name;
   try {
-    let size = 0;
-    // Opened as the members will open it: an encrypted backup's every frame is checked against its tag.
-    for await (const chunk of etcdChecked(object, unseal(opened.storage.get(object), keys, object))) size += chunk.length;
-    log.info({ object, size }, 'backup checked');
+    // Leaving the loop ends the read: the store's answer is closed, not drained.
+    for await (const block of etcdChecked(object, unseal(opened.storage.get(object), keys, object))) {
+      log.info({ object, firstBlock: block.length }, 'backup opened; its members check every byte as they fetch it');
+      break;
+    }
     return undefined;
   } catch (err) {
     return refusal(err, object);

@@ -1,0 +1,102 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { snapshotCommand } from '../../src/cli/snapshot.js';
+import { SNAPSHOT_REFUSED_EXIT } from '../../src/k8s/member-pod.js';
+import { readRefusal } from '../../src/controllers/restore/backup-refusal.js';
+import { seal, sealingKey } from '../../src/storage/sealed.js';
+import { Readable } from 'node:stream';
+
+/** A snapshot as etcd sends one: whole 512-byte pages, then the sha256 of them. */
+const snapshot = (pages: number): Buffer => {
+  const db = randomBytes(pages * 512);
+  return Buffer.concat([db, createHash('sha256').update(db).digest()]);
+};
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+/** A member's restore step: a store directory, the member's volume and its termination message, all under a temporary root. */
+function member(t: { after: (fn: () => void) => void }): { store: string; to: string; log: string; fetch: (name: string) => Promise<number> } {
+  const root = mkdtempSync(join(tmpdir(), 'fetch-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const [store, volume] = [join(root, 'store'), join(root, 'volume')];
+  mkdirSync(store);
+  mkdirSync(volume);
+  const to = join(volume, 'restore.db');
+  const log = join(root, 'termination-log');
+  return { store, to, log, fetch: (name) => snapshotCommand(['fetch', '--to', to, '--dir', store, '--name', name, '--termination-log', log]) };
+}
+
+test('snapshot fetch: a whole, checked snapshot lands at its place; nothing partial is left', async (t) => {
+  const m = member(t);
+  const good = snapshot(64);
+  writeFileSync(join(m.store, 'snap.db'), good);
+  writeFileSync(join(m.store, 'snap.db.sha256'), `${sha256(good)}\n`);
+  assert.equal(await m.fetch('snap.db'), 0);
+  assert.ok(readFileSync(m.to).equals(good));
+  assert.equal(existsSync(`${m.to}.partial`), false);
+});
+
+test('snapshot fetch: a tampered backup is refused with its reason for the operator, and not fetched again when the step runs again', async (t) => {
+  const m = member(t);
+  const good = snapshot(64);
+  const tampered = Buffer.from(good);
+  tampered[good.length >> 1] = (tampered[good.length >> 1] ?? 0) ^ 1;
+  writeFileSync(join(m.store, 'snap.db'), tampered);
+  writeFileSync(join(m.store, 'snap.db.sha256'), `${sha256(good)}\n`);
+  assert.equal(await m.fetch('snap.db'), SNAPSHOT_REFUSED_EXIT);
+  assert.equal(existsSync(m.to), false, 'nothing for etcdutl to restore');
+  assert.equal(existsSync(`${m.to}.partial`), false);
+  const refusal = readRefusal(readFileSync(m.log, 'utf8'));
+  assert.equal(refusal.reason, 'ChecksumMismatch');
+  assert.match(refusal.message, /snap\.db: sha256 [0-9a-f]{64} does not match the stored [0-9a-f]{64}/);
+
+  // The kubelet runs the failed step again: the same refusal at once, without reading the object (which now
+  // could not be read at all: a directory in its place).
+  rmSync(join(m.store, 'snap.db'));
+  mkdirSync(join(m.store, 'snap.db'));
+  rmSync(m.log);
+  assert.equal(await m.fetch('snap.db'), SNAPSHOT_REFUSED_EXIT);
+  assert.deepEqual(readRefusal(readFileSync(m.log, 'utf8')), refusal);
+});
+
+test('snapshot fetch: a snapshot etcd would refuse (its own hash) is refused as such; a store that fails is no refusal (the step is retried)', async (t) => {
+  const m = member(t);
+  const damaged = snapshot(64);
+  damaged[700] = (damaged[700] ?? 0) ^ 1;
+  writeFileSync(join(m.store, 'damaged.db'), damaged);
+  writeFileSync(join(m.store, 'damaged.db.sha256'), `${sha256(damaged)}\n`);
+  assert.equal(await m.fetch('damaged.db'), SNAPSHOT_REFUSED_EXIT);
+  assert.equal(readRefusal(readFileSync(m.log, 'utf8')).reason, 'SnapshotRejected');
+
+  const other = member(t);
+  mkdirSync(join(other.store, 'unreadable.db'));
+  writeFileSync(join(other.store, 'unreadable.db.sha256'), `${sha256(damaged)}\n`);
+  assert.equal(await other.fetch('unreadable.db'), 1, 'EISDIR: not the backup\'s fault');
+  assert.equal(existsSync(`${other.to}.refused`), false);
+});
+
+test('snapshot fetch: a sealed backup whose frame past the first was changed (its sha256 made to match) is refused as not authentic', async (t) => {
+  const m = member(t);
+  const key = randomBytes(32);
+  const keyDir = join(m.store, '..', 'keys');
+  mkdirSync(keyDir);
+  writeFileSync(join(keyDir, 'k1'), key);
+  // Three frames of a megabyte: the operator's probe opens the first one only; the fetch step reads them all.
+  const parts: Buffer[] = [];
+  for await (const b of seal(Readable.from([snapshot(6000)]), { codec: 'None', key: sealingKey('k1', key) })) parts.push(b);
+  const changed = Buffer.concat(parts);
+  changed[changed.length - 1000] = (changed[changed.length - 1000] ?? 0) ^ 1;
+  writeFileSync(join(m.store, 'sealed.db'), changed);
+  writeFileSync(join(m.store, 'sealed.db.sha256'), `${sha256(changed)}\n`);
+  assert.equal(await snapshotCommand(['fetch', '--to', m.to, '--dir', m.store, '--name', 'sealed.db', '--key-dir', keyDir, '--termination-log', m.log]), SNAPSHOT_REFUSED_EXIT);
+  assert.equal(readRefusal(readFileSync(m.log, 'utf8')).reason, 'BackupNotAuthentic');
+  assert.equal(existsSync(m.to), false);
+});
+
+test('a refusal written by an earlier operator\'s fetch step (bare text) reads as etcd\'s snapshot refused', () => {
+  assert.deepEqual(readRefusal('snap.db: etcd\'s own sha256 at its end does not match\n'), { reason: 'SnapshotRejected', message: 'snap.db: etcd\'s own sha256 at its end does not match' });
+  assert.deepEqual(readRefusal('{"reason":"BackupNotAuthentic","message":"frame 3"}'), { reason: 'BackupNotAuthentic', message: 'frame 3' });
+});
