@@ -82,7 +82,7 @@ build() { build_core; build_extras; }
 # (test/support/lab.ts, labTool). Their state is in $EXTRAS_STATUS.
 build_extras_behind() {
   [ -x "$(checker_bin)" ] && [ -x "$LAB_CACHE/minio/$MINIO_VERSION/minio" ] && [ -x "$LAB_CACHE/helm/$HELM_VERSION/helm" ] && [ -s "$COREOS_FACTS" ] && csi_sidecars_built &&
-    [ -x "$LAB_CACHE/prometheus/$PROMETHEUS_VERSION/prometheus" ] && [ -x "$LAB_CACHE/promtool/$PROMETHEUS_VERSION/promtool" ] &&
+    [ -x "$(go_tool_dir prometheus "$PROMETHEUS_VERSION" "$PROMETHEUS_TAGS")/prometheus" ] && [ -x "$(go_tool_dir promtool "$PROMETHEUS_VERSION" "$PROMETHEUS_TAGS")/promtool" ] &&
     { echo built > "$EXTRAS_STATUS"; return 0; }
   local pid; pid=$(sed -n 's/^building \([0-9]*\)$/\1/p' "$EXTRAS_STATUS" 2>/dev/null || true) # none on a first up
   [ -n "$pid" ] && pid_is_ours "$pid" "$EXTRAS_STATUS" && return 0
@@ -147,8 +147,8 @@ write_lab_facts() {
  "hostIP": "$LAB_HOST_IP", "minio": "$LAB_CACHE/minio/$MINIO_VERSION/minio", "helm": "$LAB_CACHE/helm/$HELM_VERSION/helm",
  "extrasStatus": "$EXTRAS_STATUS", "coreos": "$COREOS_FACTS", "apiserverEtcd": "http://127.0.0.1:$LAB_APISERVER_ETCD_PORT",
  "storageClass": "local-path", "expandableStorageClass": "expandable", "csiResizer": "$CSI_RESIZER_BIN",
- "checker": "$(checker_bin)", "prometheus": "$LAB_CACHE/prometheus/$PROMETHEUS_VERSION/prometheus",
- "promtool": "$LAB_CACHE/promtool/$PROMETHEUS_VERSION/promtool", "nodes": [$nodes]}
+ "checker": "$(checker_bin)", "prometheus": "$(go_tool_dir prometheus "$PROMETHEUS_VERSION" "$PROMETHEUS_TAGS")/prometheus",
+ "promtool": "$(go_tool_dir promtool "$PROMETHEUS_VERSION" "$PROMETHEUS_TAGS")/promtool", "nodes": [$nodes]}
 JSON
 }
 

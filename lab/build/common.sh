@@ -72,8 +72,13 @@ build_own_go() { # dir name
 }
 
 # A Go program built from its module at a pinned version into $LAB_CACHE/<name>/<version>/, once.
+# Where install_go_tool puts a tool: by version and, if built with tags, by them too (a change of tags builds anew).
+go_tool_dir() { # name version [build tags]
+  echo "$LAB_CACHE/$1/$2${3:+-$(echo "$3" | tr ',' '+')}"
+}
+
 install_go_tool() { # name module version [build tags]
-  local out="$LAB_CACHE/$1/$3"
+  local out; out=$(go_tool_dir "$1" "$3" "${4:-}")
   [ -x "$out/$1" ] && { log "$1 $3 cached"; return 0; }
   mkdir -p "$out" "$out.partial"
   log "building $1 $3"

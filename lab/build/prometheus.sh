@@ -5,6 +5,5 @@
 # shipped scrape jobs use it) and the built-in file and HTTP ones: Prometheus' own tags leave out the cloud SDKs
 # (AWS, Azure, GCE and some twenty more), most of what a cold build compiles beside the first tests.
 . "$(dirname "$0")/common.sh"
-SD_TAGS=remove_all_sd,enable_kubernetes_sd
-install_go_tool promtool github.com/prometheus/prometheus/cmd/promtool "$PROMETHEUS_VERSION" "$SD_TAGS"
-install_go_tool prometheus github.com/prometheus/prometheus/cmd/prometheus "$PROMETHEUS_VERSION" "$SD_TAGS"
+install_go_tool promtool github.com/prometheus/prometheus/cmd/promtool "$PROMETHEUS_VERSION" "$PROMETHEUS_TAGS"
+install_go_tool prometheus github.com/prometheus/prometheus/cmd/prometheus "$PROMETHEUS_VERSION" "$PROMETHEUS_TAGS"
