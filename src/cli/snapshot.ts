@@ -15,7 +15,7 @@ import { SECRET_KEYS } from '../k8s/tls-secrets.js';
 import { saveSnapshot } from '../controllers/backup/save.js';
 import { createLogger, logProcessWarnings } from '../runtime/log.js';
 import { etcdChecked } from '../etcd/snapshot-hash.js';
-import { backupRefusal } from '../controllers/restore/backup-refusal.js';
+import { backupRefusal, refusalText } from '../controllers/restore/backup-refusal.js';
 import { SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
 
 /** Where the kubelet reads a container's termination message (the pod's default terminationMessagePath). */
@@ -46,6 +46,17 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
       'termination-log': { type: 'string', default: TERMINATION_LOG },
     },
   });
+  // A refusal is kept beside the snapshot's place: the kubelet runs a failed step again (the pod restarts it), and
+  // the same bytes would be fetched, a gigabyte perhaps, only to be refused again. Said again before anything
+  // else is read (keys, credentials), so the step ends the same way each time.
+  const refusedMark = values.to ? `${values.to}.refused` : '';
+  const source = values['s3-path'] ?? `${values.dir ?? ''}/${values.name ?? ''}`;
+  const earlier = positionals[0] === 'fetch' && refusedMark ? await earlierRefusal(refusedMark, source) : undefined;
+  if (earlier) {
+    say('snapshot refused before; not fetched again', { source, refusal: earlier });
+    await writeFile(values['termination-log'], earlier).catch(() => undefined);
+    return SNAPSHOT_REFUSED_EXIT;
+  }
   const codec = CODECS.find((c) => c === values.compression);
   if (!codec) {
     process.stderr.write(`--compression ${values.compression}: one of ${CODECS.join(', ')}\n`);
@@ -82,15 +93,6 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     name = values.name ?? '';
   }
   const partial = `${values.to}.partial`;
-  // A refusal is kept beside the snapshot's place: the kubelet runs a failed step again (the pod restarts it), and
-  // the same bytes would be fetched, a gigabyte perhaps, only to be refused again.
-  const refusedMark = `${values.to}.refused`;
-  const earlier = await readFile(refusedMark, 'utf8').catch(() => undefined);
-  if (earlier !== undefined) {
-    say('snapshot refused before; not fetched again', { name, refusal: earlier });
-    await writeFile(values['termination-log'], earlier).catch(() => undefined);
-    return SNAPSHOT_REFUSED_EXIT;
-  }
   const started = Date.now();
   try {
     const file = await open(partial, 'w');
@@ -109,10 +111,20 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     const refusal = backupRefusal(err);
     if (!refusal) return 1;
     // The same bytes would be refused the same way on every retry: the operator reads this and ends the restore.
-    const text = JSON.stringify(refusal);
-    await writeFile(refusedMark, text).catch(() => undefined);
+    const text = refusalText(refusal);
+    await writeFile(refusedMark, JSON.stringify({ source, refusal: text })).catch(() => undefined);
     await writeFile(values['termination-log'], text).catch(() => undefined);
     return SNAPSHOT_REFUSED_EXIT;
+  }
+}
+
+/** The refusal a mark holds, if it is of this source (a restore's source edited since is fetched anew). */
+async function earlierRefusal(mark: string, source: string): Promise<string | undefined> {
+  try {
+    const kept = JSON.parse(await readFile(mark, 'utf8')) as { source?: unknown; refusal?: unknown };
+    return kept.source === source && typeof kept.refusal === 'string' ? kept.refusal : undefined;
+  } catch {
+    return undefined;
   }
 }
 

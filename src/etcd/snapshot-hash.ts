@@ -15,8 +15,8 @@ const SECTOR = 512;
 /**
  * Passes a snapshot's bytes through while checking what `etcdutl snapshot restore` checks first: a snapshot from
  * etcd ends with the sha256 of everything before it. A restore that fails there would leave a partial data
- * directory behind and fail every retry with "data-dir not empty", hiding the cause; found here, it is refused with
- * the cause before any member is made. Only the last 32 bytes are held back at any time.
+ * directory behind and fail every retry with "data-dir not empty", hiding the cause; found here (by a member's
+ * fetch step), it is refused with the cause before etcdutl runs. Only the last 32 bytes are held back at any time.
  */
 export async function* etcdChecked(name: string, source: AsyncIterable<Uint8Array>): AsyncIterable<Buffer> {
   const hash = createHash('sha256');

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { CHECKSUM_SUFFIX, checksumText, checksumsOf, committed, measured, verified } from './storage.js';
 import { FILE_BLOCK_BYTES, writeInBlocks } from './file-blocks.js';
@@ -99,7 +99,10 @@ export class DirectoryStorage implements BackupStorage {
 
   async *get(name: string): AsyncIterable<Buffer> {
     const path = this.path(name);
-    const accepted = checksumsOf(name, await readChecksum(`${path}${CHECKSUM_SUFFIX}`));
+    const sums = await readChecksum(`${path}${CHECKSUM_SUFFIX}`);
+    // No sha256: a missing file is said as such (ENOENT), not as a backup without its sha256.
+    if (!sums) await stat(path);
+    const accepted = checksumsOf(name, sums);
     yield* verified(name, createReadStream(path, { highWaterMark: FILE_BLOCK_BYTES }) as AsyncIterable<Buffer>, accepted);
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Readable } from 'node:stream';
 import { MultipartUpload } from './multipart.js';
 import { BufferPool, filledParts } from './parts.js';
@@ -137,7 +137,10 @@ export class S3Storage implements BackupStorage {
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
-    const accepted = checksumsOf(name, await this.checksumOf(name));
+    const sums = await this.checksumOf(name);
+    // No sha256: the object itself may be missing too (a mistyped path), which is what to say then.
+    if (!sums) await this.client.send(new HeadObjectCommand({ Bucket: this.s.bucket, Key: name })).catch(notFoundAsNoSuchKey(name));
+    const accepted = checksumsOf(name, sums);
     const object = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: name }));
     if (!object.Body) throw new Error(`${name}: empty answer`);
     yield* verified(name, object.Body as Readable, accepted);
@@ -162,3 +165,9 @@ export class S3Storage implements BackupStorage {
     this.client.destroy();
   }
 }
+
+/** A HEAD's "not found" (it has no body to name the code) as the NoSuchKey a GET would answer; anything else as it came. */
+const notFoundAsNoSuchKey = (name: string) => (err: unknown): never => {
+  if ((err as Error).name === 'NotFound') throw Object.assign(new Error(`${name}: NoSuchKey`), { name: 'NoSuchKey' });
+  throw err;
+};

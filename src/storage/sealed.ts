@@ -80,6 +80,16 @@ export async function* seal(source: AsyncIterable<Uint8Array>, o: SealOptions): 
  */
 export async function* unseal(source: AsyncIterable<Uint8Array>, keys: KeyRing, name: string): AsyncIterable<Buffer> {
   const reader = new ByteReader(source);
+  try {
+    yield* unsealFrom(reader, keys, name);
+  } finally {
+    // A reader that stops early (a restore's probe reads one block) ends the source too: a store's answer is
+    // closed, not left open or drained.
+    await reader.close();
+  }
+}
+
+async function* unsealFrom(reader: ByteReader, keys: KeyRing, name: string): AsyncIterable<Buffer> {
   const magic = await reader.read(MAGIC.length);
   const unencrypted = (): SealError => new SealError('NotAuthentic', `${name} is not encrypted, but keys were given to read it: an object that is not sealed with one of them is refused (it could have been put there by anyone who can write the bucket); restore it without encryption keys if it is a backup you trust`);
   if (!magic.equals(MAGIC)) {
@@ -106,7 +116,9 @@ export async function* unseal(source: AsyncIterable<Uint8Array>, keys: KeyRing, 
   try {
     for await (const chunk of through(packed, decompressor(codec))) yield chunk as Buffer;
   } catch (err) {
-    if (err instanceof SealError) throw err;
+    // Only the codec's own complaint is a damaged stream; a store that stopped answering, or a sha256 that does
+    // not match, is said as itself (the one may pass, the other is the object's).
+    if (!codecError(err)) throw err;
     throw new SealError('Malformed', `${name}: its ${codec} stream is damaged: ${(err as Error).message}`);
   }
 }
@@ -205,6 +217,12 @@ function through(source: AsyncIterable<Uint8Array>, transform: Transform): Async
   return pipeline(Readable.from(source), transform, () => undefined);
 }
 
+/** zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR…) and Brotli's (ERR__ERROR_FORMAT_…): what a damaged stream raises. */
+const codecError = (err: unknown): boolean => {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^(Z_|ERR__ERROR|ERR_BROTLI)/.test(code);
+};
+
 /** Exact-length reads from a stream of chunks (joined once per read, not once per chunk). */
 class ByteReader {
   private readonly it: AsyncIterator<Uint8Array>;
@@ -236,6 +254,11 @@ class ByteReader {
     this.parts = left.length > 0 ? [left] : [];
     this.held = left.length;
     return out;
+  }
+
+  /** Lets the source go (its return()), read to its end or not. */
+  async close(): Promise<void> {
+    await this.it.return?.();
   }
 
   async atEnd(): Promise<boolean> {

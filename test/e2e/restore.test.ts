@@ -54,7 +54,8 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   });
   assert.equal((await eventually('keys readable after the roll', 30_000, () => etcdGetPrefix(restored, 'key-'))).size, 10_000);
 
-  // A backup whose bytes no longer match the sha256 beside it.
+  // A backup whose bytes no longer match the sha256 beside it, so short (under etcdChecked's 32-byte hold-back)
+  // that the operator's first block is all of it: refused before a cluster is made.
   await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'bad.db', Body: 'not a snapshot' }));
   await minio.client.send(new PutObjectCommand({ Bucket: 'backups', Key: 'bad.db.sha256', Body: `${'0'.repeat(64)}\n` }));
   const corrupt = await restoreToEnd(bed, 'corrupt', { etcdCluster: { name: 'never' }, backupStorageType: 'S3', s3: s3('backups/bad.db') }, 60_000);

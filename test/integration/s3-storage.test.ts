@@ -124,6 +124,10 @@ test('S3 storage on a real MinIO: the sha256 is written before the object appear
   await minio.client.send(new PutObjectCommand({ Bucket: 'snapshots', Key: 'c/orphan.db', Body: 'x' }));
   await storage.put('c/ok.db', Readable.from([Buffer.from('y')]));
   assert.deepEqual(await storage.list('c/'), ['c/ok.db']);
+  // Read by name (a restore's path), it is refused for its missing sha256 before a byte is read; a name with no
+  // object at all is not found (a mistyped path), not a backup without its sha256.
+  await assert.rejects(drain(storage.get('c/orphan.db')), (err: unknown) => err instanceof ChecksumMismatch && /no sha256 beside it/.test(err.message));
+  await assert.rejects(drain(storage.get('c/typo.db')), (err: unknown) => (err as Error).name === 'NoSuchKey');
 });
 
 test('S3 storage on a real MinIO: a put that replaces an object and fails at its last request, or is held there (its writer killed), leaves the object it replaces readable', async (t) => {

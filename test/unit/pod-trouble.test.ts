@@ -90,3 +90,12 @@ test('a start is recorded only on evidence of one: a never-started container sho
   const unknown = JSON.parse('{"name":"etcd","ready":false,"restartCount":0,"image":"i","imageID":"","state":{"terminated":{"exitCode":137,"reason":"ContainerStatusUnknown","startedAt":null,"finishedAt":null}}}') as V1ContainerStatus;
   assert.equal(etcdStarted(pod({ phase: 'Failed', containerStatuses: [unknown] })), false);
 });
+
+test('a restore\'s fetch step that refused its backup, restarted by the kubelet, is no crash loop: the EtcdRestore says why', () => {
+  const refused = { terminated: { exitCode: 4, message: '{"reason":"ChecksumMismatch","message":"x"}' } };
+  const looping = pod({ phase: 'Pending', initContainerStatuses: [container('fetch-snapshot', { restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: refused })] });
+  assert.equal(podTrouble(looping), undefined);
+  // Failing otherwise (a store that does not answer), it is one.
+  const failing = pod({ phase: 'Pending', initContainerStatuses: [container('fetch-snapshot', { restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1 } } })] });
+  assert.equal(podTrouble(failing)?.reason, 'CrashLooping');
+});

@@ -93,3 +93,44 @@ test('a key must be 32 bytes under a plain id', () => {
   assert.throws(() => sealingKey('k1', randomBytes(16)), /16 bytes; it must be 32/);
   assert.throws(() => sealingKey('a/b', randomBytes(32)), /key id "a\/b"/);
 });
+
+test('a reader that stops after the first block lets the source go (a store\'s answer is closed, not drained)', async () => {
+  // Random bytes: compressed or not, several megabytes of object (three frames when encrypted).
+  const chunks = [randomBytes(3 * 1024 * 1024)];
+  for (const [codec, key] of [['None', undefined], ['Gzip', undefined], ['Brotli', k1]] as const) {
+    const bytes = await sealed(chunks, { codec, ...(key ? { key } : {}) });
+    let pulled = 0;
+    let released = false;
+    const source = async function* (): AsyncIterable<Buffer> {
+      try {
+        for (let at = 0; at < bytes.length; at += 65_536) {
+          await Promise.resolve(); // as a socket's chunks come, one at a time
+          pulled++;
+          yield bytes.subarray(at, at + 65_536);
+        }
+      } finally {
+        released = true;
+      }
+    };
+    for await (const block of unseal(source(), key ? ring : new Map(), 'backup')) {
+      assert.ok(block.length > 0);
+      break;
+    }
+    assert.equal(released, true, `${codec}: the source was let go`);
+    assert.ok(pulled < Math.ceil(bytes.length / 65_536), `${codec}: not read to its end (${pulled} blocks pulled)`);
+  }
+});
+
+test('a source that fails under a codec (a store that stopped answering) is said as itself, not as a damaged stream', async () => {
+  const bytes = await sealed(snapshotLike(1024 * 1024), { codec: 'Gzip' });
+  const broken = async function* (): AsyncIterable<Buffer> {
+    yield bytes.subarray(0, 100_000);
+    await Promise.resolve();
+    throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  };
+  await assert.rejects(drain(unseal(broken(), new Map(), 'backup')), (err: unknown) => !(err instanceof SealError) && /ECONNRESET/.test((err as Error).message));
+  // A stream the codec itself cannot read is damaged.
+  const damaged = Buffer.from(bytes);
+  damaged.fill(0x55, 4000, 4100);
+  await assert.rejects(opened(damaged), (err: unknown) => err instanceof SealError && err.reason === 'Malformed');
+});

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { snapshotCommand } from '../../src/cli/snapshot.js';
 import { SNAPSHOT_REFUSED_EXIT } from '../../src/k8s/member-pod.js';
-import { readRefusal } from '../../src/controllers/restore/backup-refusal.js';
+import { readRefusal, refusalText, snapshotRefused } from '../../src/controllers/restore/backup-refusal.js';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { seal, sealingKey } from '../../src/storage/sealed.js';
 import { Readable } from 'node:stream';
 
@@ -60,6 +61,18 @@ test('snapshot fetch: a tampered backup is refused with its reason for the opera
   rmSync(m.log);
   assert.equal(await m.fetch('snap.db'), SNAPSHOT_REFUSED_EXIT);
   assert.deepEqual(readRefusal(readFileSync(m.log, 'utf8')), refusal);
+
+  // The restore's source edited since (another object): that one is fetched, the old refusal is not its.
+  writeFileSync(join(m.store, 'fixed.db'), good);
+  writeFileSync(join(m.store, 'fixed.db.sha256'), `${sha256(good)}\n`);
+  assert.equal(await m.fetch('fixed.db'), 0);
+  assert.ok(readFileSync(m.to).equals(good));
+});
+
+test('snapshot fetch: a missing object is no refusal of a backup (the step is retried), and leaves no mark', async (t) => {
+  const m = member(t);
+  assert.equal(await m.fetch('typo.db'), 1);
+  assert.equal(existsSync(`${m.to}.refused`), false);
 });
 
 test('snapshot fetch: a snapshot etcd would refuse (its own hash) is refused as such; a store that fails is no refusal (the step is retried)', async (t) => {
@@ -99,4 +112,27 @@ test('snapshot fetch: a sealed backup whose frame past the first was changed (it
 test('a refusal written by an earlier operator\'s fetch step (bare text) reads as etcd\'s snapshot refused', () => {
   assert.deepEqual(readRefusal('snap.db: etcd\'s own sha256 at its end does not match\n'), { reason: 'SnapshotRejected', message: 'snap.db: etcd\'s own sha256 at its end does not match' });
   assert.deepEqual(readRefusal('{"reason":"BackupNotAuthentic","message":"frame 3"}'), { reason: 'BackupNotAuthentic', message: 'frame 3' });
+});
+
+test('a refusal\'s words are cut to fit the kubelet\'s 4096-byte termination message, and still read back with their reason', () => {
+  const text = refusalText({ reason: 'BackupNotAuthentic', message: `${'é'.repeat(5000)}\u0001` });
+  assert.ok(Buffer.byteLength(text) <= 4096, `${Buffer.byteLength(text)} bytes`);
+  assert.equal(readRefusal(text).reason, 'BackupNotAuthentic');
+});
+
+/** A member pod whose fetch step ran as given (its current and its previous run). */
+const fetching = (state: V1ContainerStatus['state'], lastState?: V1ContainerStatus['lastState']): V1Pod => ({
+  metadata: { name: 'r-1' },
+  status: { initContainerStatuses: [{ name: 'fetch-snapshot', image: 'op', imageID: '', ready: false, restartCount: 1, ...(state ? { state } : {}), ...(lastState ? { lastState } : {}) }] },
+});
+
+test('the restore reads a member\'s refusal with its reason, in the step\'s current run or its previous one', () => {
+  const refused = { terminated: { exitCode: SNAPSHOT_REFUSED_EXIT, message: refusalText({ reason: 'ChecksumMismatch', message: 'snap.db: sha256 a does not match the stored b' }) } };
+  assert.deepEqual(snapshotRefused([fetching(refused)]), { reason: 'ChecksumMismatch', message: 'member r-1 refused the backup: snap.db: sha256 a does not match the stored b' });
+  // Run again and failing otherwise (its credentials unreadable now, say): the refusal before it stands.
+  assert.equal(snapshotRefused([fetching({ terminated: { exitCode: 1 } }, refused)])?.reason, 'ChecksumMismatch');
+  assert.equal(snapshotRefused([fetching({ waiting: { reason: 'CrashLoopBackOff' } }, refused)])?.reason, 'ChecksumMismatch');
+  // A store that did not answer is no refusal: the step is retried.
+  assert.equal(snapshotRefused([fetching({ terminated: { exitCode: 1 } })]), undefined);
+  assert.equal(snapshotRefused([fetching({ running: {} })]), undefined);
 });

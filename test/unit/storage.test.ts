@@ -57,6 +57,8 @@ test('an object is listed only with its sha256 beside it; a put that cannot writ
   // Refused before a byte is read: an object that would fail to read (a directory) fails for its missing sha256.
   mkdirSync(join(root, 'cluster/unread'));
   await assert.rejects(drain(store.get('cluster/unread')), (err: unknown) => err instanceof ChecksumMismatch && /no sha256 beside it/.test(err.message));
+  // No object at all (a mistyped path) is said as such, not as an object without its sha256.
+  await assert.rejects(drain(store.get('cluster/typo')), (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT');
   // Its sha256 cannot be written (a directory stands in its place): the put fails and takes its data away.
   mkdirSync(join(root, 'cluster/snap_v3.sha256'));
   await assert.rejects(store.put('cluster/snap_v3', chunks(4, 1024)), /EISDIR/);

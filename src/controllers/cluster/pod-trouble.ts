@@ -1,5 +1,5 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { DATA_GUARD, DATA_LOST_EXIT, DATA_NOT_OURS_EXIT, DATA_VOLUME, ETCD_CONTAINER } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, DATA_NOT_OURS_EXIT, DATA_VOLUME, ETCD_CONTAINER, FETCH_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
 
 /** Why a member pod does not run etcd, as the scheduler or its kubelet says. */
 export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'DiskFull', 'PodFailed'] as const;
@@ -71,6 +71,8 @@ function containerTrouble(p: V1Pod, c: V1ContainerStatus): PodTrouble | undefine
   if (c.name === DATA_GUARD && refusesData(c)) {
     return { reason: 'ContainerFailed', message: `member pod ${pod} cannot use its data: ${guardWords(last?.message ?? c.state?.terminated?.message)}` };
   }
+  // A restore's backup refused by the fetch step: the EtcdRestore says why (its reason), and no restart can help.
+  if (c.name === FETCH_STEP && [c.state?.terminated, last].some((t) => t?.exitCode === SNAPSHOT_REFUSED_EXIT)) return undefined;
   if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused && DISK_FULL.test(last?.message ?? '')) return diskFull(p, c);
   if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused) {
     const exit = last ? `; last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : '';

@@ -1,4 +1,6 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { ChecksumMismatch } from '../../storage/storage.js';
+import { FETCH_STEP, RESTORE_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
 import { SealError } from '../../storage/sealed.js';
 import { SnapshotRejected } from '../../etcd/snapshot-hash.js';
 
@@ -16,6 +18,46 @@ export function backupRefusal(err: unknown): BackupRefusal | undefined {
   if (err instanceof ChecksumMismatch) return { reason: 'ChecksumMismatch', message: err.message };
   if (err instanceof SealError) return { reason: `Backup${err.reason}`, message: err.message };
   if (err instanceof SnapshotRejected) return { reason: 'SnapshotRejected', message: err.message };
+  return undefined;
+}
+
+/**
+ * A refusal as the fetch step's termination message holds it: JSON, its message cut to fit the kubelet's 4096
+ * bytes (a message cut by the kubelet would no longer parse, and its reason would be lost).
+ */
+export function refusalText(r: BackupRefusal): string {
+  for (let chars = r.message.length; ; chars = Math.floor(chars / 2)) {
+    const text = JSON.stringify({ reason: r.reason, message: chars < r.message.length ? `${r.message.slice(0, chars)}…` : r.message });
+    if (Buffer.byteLength(text) <= TERMINATION_MESSAGE_BYTES) return text;
+  }
+}
+
+/** The kubelet keeps this much of a termination message. */
+const TERMINATION_MESSAGE_BYTES = 4096;
+
+/**
+ * Why a member refused the snapshot for good, from its restore steps: the fetch step found the backup's bytes
+ * refused (its exit code says so, now or in the run before: a step run again may fail otherwise, and the
+ * refusal stands), or etcdutl failed, which it does the same way on the same file (a retry then finds the data
+ * directory it left and says only that).
+ */
+export function snapshotRefused(pods: readonly V1Pod[]): BackupRefusal | undefined {
+  for (const pod of pods) {
+    const member = pod.metadata?.name ?? '';
+    for (const s of pod.status?.initContainerStatuses ?? []) {
+      const runs = [s.state?.terminated, s.lastState?.terminated];
+      const refused = s.name === FETCH_STEP ? runs.find((x) => x?.exitCode === SNAPSHOT_REFUSED_EXIT) : undefined;
+      if (refused) {
+        const { reason, message } = readRefusal(refused.message ?? '');
+        return { reason, message: `member ${member} refused the backup: ${message}` };
+      }
+      const failed = runs.find((x) => x && x.exitCode !== 0);
+      // A sandbox made anew (a node reboot) runs the step again on the data it made: not the snapshot's fault.
+      if (s.name === RESTORE_STEP && failed && !/not empty/.test(failed.message ?? '')) {
+        return { reason: 'SnapshotRejected', message: `etcdutl snapshot restore failed on member ${member}: ${(failed.message ?? '').trim() || `exit code ${failed.exitCode}`}` };
+      }
+    }
+  }
   return undefined;
 }
 

@@ -11,7 +11,7 @@ import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import { restorePath } from '../../api/etcd-backup.js';
 import { revisionBumpOf } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
-import { FETCH_STEP, RESTORE_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
+import { RESTORE_STEP } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { ownedBy } from '../../k8s/owner.js';
 import { ConfigurationError } from '../cluster/tls.js';
@@ -28,8 +28,7 @@ import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { restoredShift } from './bumped-revisions.js';
 import { carriesRestoreStep, clusterSettled, podReady } from '../cluster/views.js';
 import { etcdChecked } from '../../etcd/snapshot-hash.js';
-import { backupRefusal, readRefusal } from './backup-refusal.js';
-import type { BackupRefusal } from './backup-refusal.js';
+import { backupRefusal, snapshotRefused } from './backup-refusal.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { clientUrl, serviceUrl } from '../../etcd/identity.js';
@@ -60,7 +59,7 @@ const POINT_CHOSEN = 'PointChosen';
 const REPLAY_SLICE_MS = 5_000;
 
 /**
- * reconcile(namespace/name) for EtcdRestore: checks the backup (its sha256, etcd's own hash, its seal), then
+ * reconcile(namespace/name) for EtcdRestore: opens the backup (probeBackup; its members check every byte), then
  * creates the named EtcdCluster marked as restored by it, whose first members start from the snapshot (and, for a
  * point in time, replays the change log into it); done when that cluster serves the restored data at its final
  * membership. Restores only into a new cluster: an existing one is never touched.
@@ -302,30 +301,6 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, cluster:
   }
 }
 
-/**
- * Why a member refused the snapshot for good, from its restore steps: the fetch step found the backup's bytes
- * refused (its exit code says so), or etcdutl failed, which it does the same way on the same file (a retry then
- * finds the data directory it left and says only that).
- */
-function snapshotRefused(pods: readonly V1Pod[]): BackupRefusal | undefined {
-  for (const pod of pods) {
-    const member = pod.metadata?.name ?? '';
-    for (const s of pod.status?.initContainerStatuses ?? []) {
-      const ended = [s.state?.terminated, s.lastState?.terminated].find((x) => x && x.exitCode !== 0);
-      if (!ended) continue;
-      if (s.name === FETCH_STEP && ended.exitCode === SNAPSHOT_REFUSED_EXIT) {
-        const { reason, message } = readRefusal(ended.message ?? '');
-        return { reason, message: `member ${member} refused the backup: ${message}` };
-      }
-      // A sandbox made anew (a node reboot) runs the step again on the data it made: not the snapshot's fault.
-      if (s.name === RESTORE_STEP && !/not empty/.test(ended.message ?? '')) {
-        return { reason: 'SnapshotRejected', message: `etcdutl snapshot restore failed on member ${member}: ${(ended.message ?? '').trim() || `exit code ${ended.exitCode}`}` };
-      }
-    }
-  }
-  return undefined;
-}
-
 /** How the operator reaches the restored cluster: its client (with the cluster's certificate, if TLS) and its address. */
 async function reach(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ etcd: EtcdClient; address: ClusterAddress }> {
   const { namespace, name } = cluster.metadata;
@@ -387,7 +362,7 @@ async function probeBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
   const { opened, keys } = source;
   const object = snapshot ?? opened.name;
   try {
-    // Leaving the loop ends the read: the store's answer is closed, not drained.
+    // Leaving the loop ends the read: unseal lets its source go, and closing the store closes its connection.
     for await (const block of etcdChecked(object, unseal(opened.storage.get(object), keys, object))) {
       log.info({ object, firstBlock: block.length }, 'backup opened; its members check every byte as they fetch it');
       break;
