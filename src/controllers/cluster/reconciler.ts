@@ -20,6 +20,7 @@ import { revisionBumpOf } from '../../api/etcd-backup.js';
 import { gatesToOpen, openVoterGates } from './voter-gate.js';
 import { membersBehind, plan } from '../../etcd/planner.js';
 import type { Action } from '../../etcd/planner.js';
+import { RefusedSteps } from './refused-steps.js';
 import { clientService, metricsService, metricsServiceName, metricsServiceOfAnother, peerService } from '../../k8s/services.js';
 import { budgetChange, budgetMinAvailable, memberDisruptionBudget } from '../../k8s/disruption-budget.js';
 import { nodeState } from '../../k8s/node-state.js';
@@ -92,8 +93,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const catchUp = new Progress();
   const unheard = new Durations();
   const polled = new Durations();
-  /** etcd's last "not now" per cluster: logged once, not on every retry. */
-  const refusals = new Map<string, string | undefined>();
+  /** etcd's last "not now" per cluster, and the step it was to: logged once, not on every retry. */
+  const refusedSteps = new RefusedSteps();
   /** The CoreOS operator's leader locks, as this process has seen them change. */
   const coreosLocks = new CoreosLockWatch();
   return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
@@ -104,7 +105,7 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     if (!cluster?.metadata.uid || cluster.metadata.deletionTimestamp) {
       for (const timer of [silence, lostNode, unclaimed, stopping, catchUp, unheard, polled]) timer.forget(key);
       spreading.forget(key);
-      refusals.delete(key);
+      refusedSteps.forget(key);
       d.metrics.gone(namespace, name);
       return undefined;
     }
@@ -173,7 +174,10 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
         return { requeueAfterMs: 1000 };
       }
     }
-    if (!QUIET.includes(action.type)) log.info({ action }, 'acting');
+    if (!QUIET.includes(action.type)) {
+      if (refusedSteps.retrying(key, action)) log.debug({ action }, 'acting again');
+      else log.info({ action }, 'acting');
+    }
     // The member acted on is named: "RemoveMember example-1a2b3c4d: …" says whom, not only why.
     const what = 'member' in action ? `${action.type} ${action.member}` : action.type;
     const told = 'reason' in action ? `${what}: ${action.reason}` : what;
@@ -197,10 +201,12 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       if (outcome.refused) spreading.refused(key, situation, performance.now());
       else spreading.tried(key, situation, performance.now());
     }
-    if (outcome.refused !== refusals.get(key)) {
+    const news = refusedSteps.record(key, action, outcome.refused, performance.now());
+    if (news?.kind === 'refused') {
       const refusedBy = action.type === 'PatchPodMetadata' ? 'the pod changed since it was observed; patching it anew' : 'etcd refused for now; retrying until it accepts';
-      if (outcome.refused) log.info({ action: action.type, refusal: outcome.refused }, refusedBy);
-      refusals.set(key, outcome.refused);
+      log.info({ action: action.type, refusal: news.refusal }, refusedBy);
+    } else if (news?.kind === 'accepted') {
+      log.info({ action, attempts: news.attempts, waitedMs: Math.round(news.waitedMs) }, 'taken after refusals');
     }
     if (!takeoverPending) await ensureDisruptionBudget(d, address, uid, budgetMinAvailable(cluster.spec.size, (state.members ?? []).length));
     const growing = cluster.status?.conditions?.some((c) => c.type === 'VolumeGrowth') ?? false;
