@@ -28,7 +28,7 @@ export function backupRefusal(err: unknown): BackupRefusal | undefined {
 export function refusalText(r: BackupRefusal): string {
   for (let chars = r.message.length; ; chars = Math.floor(chars / 2)) {
     const text = JSON.stringify({ reason: r.reason, message: chars < r.message.length ? `${r.message.slice(0, chars)}…` : r.message });
-    if (Buffer.byteLength(text) <= TERMINATION_MESSAGE_BYTES) return text;
+    if (Buffer.byteLength(text) <= TERMINATION_MESSAGE_BYTES || chars === 0) return text;
   }
 }
 
