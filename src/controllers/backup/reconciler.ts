@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../runtime/log.js';
-import { ignoreStatus } from '../../runtime/transport.js';
+import { getIfExists, ignoreStatus } from '../../runtime/transport.js';
 import type { ApiTransport } from '../../runtime/transport.js';
 import { snapshotPod } from '../../k8s/snapshot-pod.js';
 import type { Reconcile, ReconcileResult } from '../../runtime/controller.js';
@@ -103,13 +103,23 @@ async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBack
   }
   const wanted = changeLog?.current.needsSnapshotFrom;
   // A gap in the log is closed by a full snapshot after it, taken now rather than at the next interval.
-  const gapClosing = wanted !== undefined && wanted > 0 && (backup.status?.etcdRevision ?? -1) < wanted;
-  const due = gapClosing ? 0 : nextDue(backup, intervalMs, Date.now());
+  const dueIn = (b: EtcdBackup): number | undefined => (wanted !== undefined && wanted > 0 && (b.status?.etcdRevision ?? -1) < wanted ? 0 : nextDue(b, intervalMs, Date.now()));
+  const due = dueIn(backup);
   if (due !== 0) {
+    // A snapshot pod that ended while no backup is due had its result recorded already, or is a second one an
+    // earlier operator started by mistake: it goes.
+    for (const pod of d.pods.ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp && ['Succeeded', 'Failed'].includes(p.status?.phase ?? ''))) {
+      await d.transport.call('DELETE', `/api/v1/namespaces/${namespace}/pods/${pod.metadata?.name ?? ''}`).catch(ignoreStatus(404));
+    }
     if (changeLog) await reportChangeLog(d, backup, changeLog, log);
     const wait = changeLog ? Math.min(due ?? CHANGE_LOG_STATUS_MS, CHANGE_LOG_STATUS_MS) : due;
     return wait === undefined ? undefined : { requeueAfterMs: wait };
   }
+  // Due by the cache, which may not show yet the status of a backup just taken: a pass woken by the snapshot pod's
+  // deletion can come first, and would take a one-shot backup again (seen on the lab: a second snapshot pod made
+  // right after the first one's result, and left behind). Only the API server's own copy starts one.
+  const live = await getIfExists<EtcdBackup>(d.transport, path);
+  if (!live || dueIn(live) !== 0) return { requeueAfterMs: 1000 };
   try {
     const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
     if (!taken) return { requeueAfterMs: 2000 };
