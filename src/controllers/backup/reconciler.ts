@@ -108,18 +108,19 @@ async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBack
   if (due !== 0) {
     // A snapshot pod that ended while no backup is due had its result recorded already, or is a second one an
     // earlier operator started by mistake: it goes.
-    for (const pod of d.pods.ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp && ['Succeeded', 'Failed'].includes(p.status?.phase ?? ''))) {
-      await d.transport.call('DELETE', `/api/v1/namespaces/${namespace}/pods/${pod.metadata?.name ?? ''}`).catch(ignoreStatus(404));
-    }
+    for (const pod of d.pods.ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp && ended(p))) await deleteSnapshotPod(d, pod);
     if (changeLog) await reportChangeLog(d, backup, changeLog, log);
     const wait = changeLog ? Math.min(due ?? CHANGE_LOG_STATUS_MS, CHANGE_LOG_STATUS_MS) : due;
     return wait === undefined ? undefined : { requeueAfterMs: wait };
   }
   // Due by the cache, which may not show yet the status of a backup just taken: a pass woken by the snapshot pod's
   // deletion can come first, and would take a one-shot backup again (seen on the lab: a second snapshot pod made
-  // right after the first one's result, and left behind). Only the API server's own copy starts one.
-  const live = await getIfExists<EtcdBackup>(d.transport, path);
-  if (!live || dueIn(live) !== 0) return { requeueAfterMs: 1000 };
+  // right after the first one's result, and left behind). Only the API server's own copy starts one; a snapshot
+  // pod already running is one it started.
+  if (!d.pods.ownedBy(uid).some((p) => !p.metadata?.deletionTimestamp)) {
+    const live = await getIfExists<EtcdBackup>(d.transport, path);
+    if (!live || dueIn(live) !== 0) return { requeueAfterMs: 1000 };
+  }
   try {
     const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
     if (!taken) return { requeueAfterMs: 2000 };
@@ -240,11 +241,18 @@ async function takeInPod(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs
     return undefined;
   }
   const phase = pod.status?.phase;
-  if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
-  await d.transport.call('DELETE', `/api/v1/namespaces/${namespace}/pods/${pod.metadata?.name ?? ''}`).catch(ignoreStatus(404));
+  if (!ended(pod)) return undefined;
+  await deleteSnapshotPod(d, pod);
   const message = pod.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '';
   if (phase === 'Failed') throw new Error(`the snapshot pod failed: ${message || pod.status?.reason || 'no message'}`);
   return JSON.parse(message) as Saved;
+}
+
+/** A snapshot pod that has run to its end, taken or failed. */
+const ended = (pod: V1Pod): boolean => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
+async function deleteSnapshotPod(d: BackupReconcilerDeps, pod: V1Pod): Promise<void> {
+  await d.transport.call('DELETE', `/api/v1/namespaces/${pod.metadata?.namespace ?? ''}/pods/${pod.metadata?.name ?? ''}`).catch(ignoreStatus(404));
 }
 
 async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: number, log: Logger): Promise<Saved> {
