@@ -7,6 +7,7 @@ import { allCrds } from '../api/crds.js';
 import type { CrdManifest } from '../api/crds.js';
 import { OPERATOR_VERSION } from '../version.js';
 import { LEASE_RULES, NODE_RULES, OPERATOR_RULES } from './rbac.js';
+import { OPERATOR_COMMAND } from './operator-command.js';
 
 /** How the operator is installed; the Helm chart's values carry the same settings. */
 export interface InstallOptions {
@@ -98,7 +99,7 @@ function deployment(o: InstallOptions): V1Deployment {
           topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selectorLabels } }],
           tolerations: ['not-ready', 'unreachable'].map((t) => ({ key: `node.kubernetes.io/${t}`, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: NODE_GONE_TOLERATION_S })),
           containers: [{
-            name: NAME, image: o.image, imagePullPolicy: o.imagePullPolicy, args,
+            name: NAME, image: o.image, imagePullPolicy: o.imagePullPolicy, command: [...OPERATOR_COMMAND], args,
             ports: [{ name: 'metrics', containerPort: o.metricsPort }],
             livenessProbe: probe('/healthz'), readinessProbe: probe('/readyz'),
             resources: o.resources,

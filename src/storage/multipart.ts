@@ -2,6 +2,9 @@ import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMult
 import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
 import type { BufferPool } from './parts.js';
 
+/** S3's most parts in one multipart upload. */
+const MAX_PARTS = 10_000;
+
 /**
  * One multipart upload whose parts are sent side by side: `send` returns at once, and the part's buffer goes
  * back to the pool when its request ends, so the pool's size bounds what is in flight. A part that fails is
@@ -23,6 +26,8 @@ export class MultipartUpload {
 
   send(part: Buffer): void {
     if (this.failure) throw this.failure;
+    // Said as what it is, not as the store's refusal of part 10,001 after the 50 GiB before it were sent.
+    if (this.nextPart > MAX_PARTS) throw new Error(`${this.key}: more than ${MAX_PARTS} parts of ${part.length} bytes, S3's limit for one object`);
     const PartNumber = this.nextPart++;
     const sending = this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: this.key, UploadId: this.id, PartNumber, Body: part, ContentLength: part.length }))
       .then((r) => { this.sent.push({ PartNumber, ETag: r.ETag }); }, (err: unknown) => { this.failure ??= err instanceof Error ? err : new Error(String(err)); })

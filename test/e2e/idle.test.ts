@@ -5,6 +5,7 @@ import { eventually } from '../support/lab.js';
 import { settledPods, testbed } from '../support/cluster-testbed.js';
 import { startOperator } from '../support/operator-process.js';
 import { counterSeries } from '../support/process-usage.js';
+import { STEADY_LOOK_MS } from '../../src/controllers/cluster/execute.js';
 
 test('an idle cluster costs nothing: no API request but its watches renewing, and no raft entry from the operator while it rests', async (t) => {
   const bed = await testbed(t, 'idle');
@@ -13,29 +14,31 @@ test('an idle cluster costs nothing: no API request but its watches renewing, an
   await eventually('3 members settled', 120_000, async () => settledPods(bed.core, await bed.get('idle'), 3));
   // At rest means etcd too: shortly after a bootstrap its leader still writes entries of its own (it publishes
   // the cluster version once it knows every member's), and the operator rightly reports the raft index they
-  // move. The window starts once the recorded raft indexes have not moved for 20 s: two of the operator's
-  // periodic passes, so an entry etcd wrote just before the last one would show.
+  // move. The window starts once the recorded raft indexes have not moved over two of the operator's periodic
+  // looks, so an entry etcd wrote just before the last one would show.
   let seen = '';
   let since = Date.now();
-  await eventually('the raft index at rest for 20 s', 120_000, async () => {
+  const twoLooksMs = 2 * STEADY_LOOK_MS + 1000;
+  await eventually('the raft index at rest over two looks', 120_000 + twoLooksMs, async () => {
     const now = JSON.stringify(((await bed.get('idle')).status?.memberStatus ?? []).map((m) => m.raftIndex ?? 0));
     if (now !== seen) [seen, since] = [now, Date.now()];
-    return Date.now() - since >= 20_000 || undefined;
+    return Date.now() - since >= twoLooksMs || undefined;
   });
   const requests = async (): Promise<Map<string, number>> => counterSeries(await (await fetch(await operator.metricsUrl())).text(), 'rest_client_requests_total');
   const [before, statusBefore] = [await requests(), (await bed.get('idle')).status];
-  // Longer than two of the operator's periodic passes over a healthy cluster.
-  await new Promise((r) => setTimeout(r, 25_000));
+  // Longer than two of the operator's periodic looks at a healthy cluster.
+  await new Promise((r) => setTimeout(r, twoLooksMs + 4000));
   const [after, statusAfter] = [await requests(), (await bed.get('idle')).status];
   // Which requests, and what the status became, so that a failure says what the operator did.
   const made = [...after].filter(([series, n]) => n !== (before.get(series) ?? 0)).map(([series, n]) => [series, n - (before.get(series) ?? 0)] as const);
   // The only traffic is the watches renewing themselves: each times out on the server after 15 to 30 s (so that
-  // a silent one is noticed within seconds), so 8 watches open at most 2 each in 25 s.
+  // a silent one is noticed within seconds), so each of the 8 watches opens at most one per 15 s of the window.
+  const windowS = (twoLooksMs + 4000) / 1000;
   const renewals = made.filter(([series]) => series.includes('method="WATCH"')).reduce((sum, [, n]) => sum + n, 0);
   const others = made.filter(([series]) => !series.includes('method="WATCH"')).map(([series, n]) => `${series} +${n}`);
-  t.diagnostic(`watch renewals in 25 s: ${renewals}`);
+  t.diagnostic(`watch renewals in ${windowS} s: ${renewals}`);
   assert.deepEqual(others, [], `no API request but watch renewals; status before ${JSON.stringify(statusBefore)}, after ${JSON.stringify(statusAfter)}`);
-  assert.ok(renewals <= 16, `watch renewals in 25 s: ${renewals}`);
+  assert.ok(renewals <= 8 * Math.ceil(windowS / 15), `watch renewals in ${windowS} s: ${renewals}`);
   const raftIndexes = (s: typeof statusBefore): number[] => (s?.memberStatus ?? []).map((m) => m.raftIndex ?? 0);
   assert.deepEqual(raftIndexes(statusAfter), raftIndexes(statusBefore), 'no raft entry: the operator wrote nothing to etcd');
   operator.succeeded();

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { eventually, lab } from './lab.js';
 import { operatorKubeconfig } from './operator-identity.js';
+import { OPERATOR_NODE_FLAGS } from '../../src/install/operator-command.js';
 
 /** A JSON log line of the operator's, or undefined for any other line. */
 const parseLine = (line: string): { msg?: string; address?: { port?: number } } | undefined => {
@@ -28,7 +29,7 @@ export interface OperatorProcess {
 /** The operator as a real process on the host, on the lab; one namespace, or all when none is given. */
 export function spawnOperator(namespace?: string, extraArgs: string[] = [], kubeconfig = lab().kubeconfig): OperatorProcess {
   const logs: string[] = [];
-  const child = owned(spawn(process.execPath, [cli, 'run', '--kubeconfig', kubeconfig, ...(namespace ? ['--namespace', namespace] : ['--cluster-wide']),
+  const child = owned(spawn(process.execPath, [...OPERATOR_NODE_FLAGS, cli, 'run', '--kubeconfig', kubeconfig, ...(namespace ? ['--namespace', namespace] : ['--cluster-wide']),
     '--dns-server', lab().dnsServer, '--metrics-address', '127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] }));
   const collect = (chunk: Buffer): void => { logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== '')); };
   child.stdout.on('data', collect);

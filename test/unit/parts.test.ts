@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { BufferPool, filledParts } from '../../src/storage/parts.js';
+import { MultipartUpload } from '../../src/storage/multipart.js';
 
 /** The bytes in chunks of the given sizes, counting how many bytes have been read. */
 function source(bytes: Buffer, sizes: number[]): { chunks: AsyncIterable<Buffer>; read: () => number } {
@@ -52,4 +54,22 @@ test('parts: with every buffer of the pool out, the source is not read further u
   assert.ok((third()?.value as Buffer).equals(bytes.subarray(32, 48)), 'the third part, in the buffer given back');
   assert.equal((third()?.value as Buffer).buffer, (first.value as Buffer).buffer, 'the same memory used again');
   assert.ok((second.value as Buffer).equals(bytes.subarray(16, 32)));
+});
+
+test('multipart: part 10,001 is refused as past S3\'s limit, before it is sent; every part before it was sent', async () => {
+  let sent = 0;
+  // The store's side: answers every request; only the upload's own bookkeeping is under test.
+  const client = { send: (command: { constructor: { name: string } }) => {
+    if (command.constructor.name === 'UploadPartCommand') sent++;
+    return Promise.resolve({ UploadId: 'upload', ETag: `"${sent}"` });
+  } } as unknown as S3Client;
+  const pool = new BufferPool(16, 1);
+  const upload = await MultipartUpload.start(client, 'bucket', 'big', pool);
+  for (let i = 0; i < 10_000; i++) {
+    upload.send(await pool.take());
+    await upload.allSent();
+  }
+  const last = await pool.take();
+  assert.throws(() => { upload.send(last); }, /big: more than 10000 parts of 16 bytes, S3's limit/);
+  assert.equal(sent, 10_000);
 });
