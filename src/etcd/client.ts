@@ -7,7 +7,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import type { SecureContextOptions } from 'node:tls';
 import { memberOfPeerUrl } from './identity.js';
 import { resolveHost } from './dns-lookup.js';
-import { grpcSnapshot } from './snapshot-grpc.js';
+import type { GrpcSnapshotOptions } from './snapshot-grpc.js';
 import { grpcWatch } from './watch-grpc.js';
 import type { WatchStream } from './watch-grpc.js';
 import { EtcdError } from './etcd-error.js';
@@ -90,11 +90,21 @@ export const keyAfter = (key: Buffer): Buffer => Buffer.concat([key, Buffer.from
 
 /**
  * How long a connection to a member's address stays open unused. Node's default (5 s) is shorter than a healthy
- * cluster's periodic pass (10 s), so each pass connected anew and (https) shook hands again. A kept connection
+ * cluster's periodic look (every 30 s; 10 s while a member does not answer), so each look connected anew and
+ * (https) shook hands again. A kept connection
  * whose member has gone fails its next call like a new one would (reset, or no answer within the call's timeout),
  * and is then closed.
  */
 export const IDLE_CONNECTION_MS = 60_000;
+
+/**
+ * The snapshot stream, its module (and Node's HTTP/2 with it, some 2 MiB of an idle operator's memory) loaded when
+ * the first snapshot is taken: most operators take none for long, many never (issue 36).
+ */
+async function* snapshotOver(endpoint: string, o: GrpcSnapshotOptions): AsyncIterable<Buffer> {
+  const { grpcSnapshot } = await import('./snapshot-grpc.js');
+  yield* grpcSnapshot(endpoint, o);
+}
 
 /** Keys read per request when listing a span of keys. */
 const KEY_PAGE = 1000;
@@ -225,7 +235,7 @@ export class EtcdClient {
    */
   snapshot(endpoint: string, timeoutMs?: number): AsyncIterable<Buffer> {
     const { lookup, tls, signal } = this.options;
-    return grpcSnapshot(endpoint, { lookup, tls, signal, stallMs: SNAPSHOT_STALL_MS, ...(timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs }) });
+    return snapshotOver(endpoint, { lookup, tls, signal, stallMs: SNAPSHOT_STALL_MS, ...(timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs }) });
   }
 
   /** The store's revision, read through the leader (a linearizable read), so a lagging member cannot answer an older one. */

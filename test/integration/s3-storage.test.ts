@@ -51,9 +51,9 @@ test('S3 storage on a real MinIO: parts go unsigned, the checksum object is sign
   const relay = await recordingRelay(t, new URL(minio.endpoint));
   const storage = snapshotsVia(t, minio, relay.endpoint);
 
-  // 20 MiB: three 8 MiB parts of a multipart upload.
-  const data = randomBytes(20 * 1024 * 1024);
-  const chunks = Array.from({ length: 20 }, (_, i) => data.subarray(i << 20, (i + 1) << 20));
+  // 14 MiB: three parts of a multipart upload (5 MiB, 5 MiB, 4 MiB).
+  const data = randomBytes(14 * 1024 * 1024);
+  const chunks = Array.from({ length: 14 }, (_, i) => data.subarray(i << 20, (i + 1) << 20));
   const stored = await storage.put('c/snap.db', Readable.from(chunks));
   assert.deepEqual(stored, { name: 'c/snap.db', size: data.length, sha256: createHash('sha256').update(data).digest('hex') });
 
@@ -87,8 +87,8 @@ test('S3 storage on a real MinIO: a small object in one request, an empty one, a
   assert.equal((await readBack('empty')).length, 0);
   assert.equal(partRequests(), 0, 'objects under one part go in a single request each');
 
-  // Exactly two parts: no empty third part is sent.
-  const even = randomBytes(16 * 1024 * 1024);
+  // Exactly two 5 MiB parts: no empty third part is sent.
+  const even = randomBytes(10 * 1024 * 1024);
   await storage.put('even', Readable.from([even]));
   assert.ok((await readBack('even')).equals(even));
   assert.equal(partRequests(), 2);

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { EtcdClient } from '../../src/etcd/client.js';
 
-// A healthy cluster's pass asks its members every 10 s: each pass used to open new connections (a name lookup,
+// A healthy cluster's look asks its members every 30 s: each pass used to open new connections (a name lookup,
 // a TCP and for https a TLS handshake per call), most of an idle operator's CPU. The HTTP servers here stand for
 // etcd's JSON gateway only as places to count connections and to tell which one answered.
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createLogger } from '../../src/runtime/log.js';
-import { execute, pollingBounded } from '../../src/controllers/cluster/execute.js';
+import { STEADY_LOOK_MS, UNANSWERED_LOOK_MS, execute, pollingBounded } from '../../src/controllers/cluster/execute.js';
 import { Durations } from '../../src/runtime/durations.js';
 import type { ExecutionContext } from '../../src/controllers/cluster/execute.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
@@ -93,4 +93,19 @@ test('a membership step is polled at 250 ms for 15 s at most, counted across pas
   assert.equal(pollingBounded(polled, 'ns/ex', next, 250, 17_000), 250, 'the next member is polled afresh');
   assert.equal(pollingBounded(polled, 'ns/ex', { type: 'Steady' }, 10_000, 18_000), 10_000, 'other requeues are left as they are');
   assert.equal(pollingBounded(polled, 'ns/ex', next, 250, 19_000), 250, 'and a step that breaks off counts from its return');
+});
+
+test('a steady cluster is looked at again in 30 s when every member answered, in 10 s while a Ready member did not (its silence is timed at these looks)', async () => {
+  const x = context([]);
+  const pod = (name: string, leaving = false): V1Pod => ({ metadata: { name, ...(leaving ? { deletionTimestamp: new Date() } : {}) } });
+  const answered = { memberId: '1', leaderId: '1' } as never;
+  x.members = [{ ID: '1', name: 'ex-1' }, { ID: '2', name: 'ex-2' }] as never;
+  x.pods = [pod('ex-1'), pod('ex-2'), pod('ex-3', true)];
+  x.statuses = new Map([['ex-1', answered], ['ex-2', answered]]);
+  assert.deepEqual(await execute({ type: 'Steady' }, x), { requeueAfterMs: STEADY_LOOK_MS }, 'a pod on its way out need not answer');
+  x.statuses = new Map([['ex-1', answered]]);
+  assert.deepEqual(await execute({ type: 'Steady' }, x), { requeueAfterMs: UNANSWERED_LOOK_MS });
+  x.statuses = new Map([['ex-1', answered], ['ex-2', answered]]);
+  x.members = undefined;
+  assert.deepEqual(await execute({ type: 'Steady' }, x), { requeueAfterMs: UNANSWERED_LOOK_MS }, 'no member list: nothing is known to answer');
 });

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../src/cli/kubeconfig.js';
@@ -90,4 +92,24 @@ test('a kubeconfig without a usable context is refused naming what is missing; a
   writeFileSync(join(dir, 'exec.yaml'), kubeconfig({ cluster: { server: 'https://cloud:443' }, user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'true', interactiveMode: 'Never' } } }));
   const exec = await loadKubeConfig(join(dir, 'exec.yaml'));
   assert.equal(exec.server, 'https://cloud:443');
+});
+
+test('a JSON kubeconfig is read without loading the YAML parser (some 4 MiB of the operator\'s memory for as long as it runs); a YAML one loads it', async (t) => {
+  const dir = scratch(t);
+  const config = { 'current-context': 'c', clusters: [{ name: 'c', cluster: { server: 'https://json:6443' } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }] };
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(config, null, 2));
+  writeFileSync(join(dir, 'config.yaml'), stringify(config));
+  const module = new URL('../../src/cli/kubeconfig.js', import.meta.url).href;
+  // A process of its own: this one has the parser loaded already.
+  const yamlLoadedAfter = async (file: string): Promise<{ server: string; yaml: boolean }> => {
+    const script = `import { createRequire } from 'node:module';
+      const { loadKubeConfig } = await import(${JSON.stringify(module)});
+      const { server } = await loadKubeConfig(${JSON.stringify(file)});
+      const yaml = Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes('/node_modules/yaml/'));
+      process.stdout.write(JSON.stringify({ server, yaml }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+    return JSON.parse(stdout) as { server: string; yaml: boolean };
+  };
+  assert.deepEqual(await yamlLoadedAfter(join(dir, 'config.json')), { server: 'https://json:6443', yaml: false });
+  assert.deepEqual(await yamlLoadedAfter(join(dir, 'config.yaml')), { server: 'https://json:6443', yaml: true });
 });

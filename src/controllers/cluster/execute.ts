@@ -66,6 +66,17 @@ export const PLAIN_WAIT_MS = 2000;
  * operator's CPU (issue 36: 0.01 of a core with 20 clusters).
  */
 export const STEADY_LOOK_MS = 30_000;
+/**
+ * How soon a steady cluster is looked at again while a member's pod is Ready but its etcd did not answer the
+ * operator (its client port cut off from the operator's network, or slower than a status call): the time it has
+ * been silent, after which it is restarted or replaced, is measured at these looks.
+ */
+export const UNANSWERED_LOOK_MS = 10_000;
+
+/** Whether every member pod not on its way out answered the last look. */
+export function everyMemberAnswered(x: Pick<ExecutionContext, 'pods' | 'members' | 'statuses'>): boolean {
+  return x.members !== undefined && x.pods.every((p) => p.metadata?.deletionTimestamp || x.statuses.has(p.metadata?.name ?? ''));
+}
 const POLLED_WAITS: ReadonlySet<WaitingFor> = new Set(['MembersStarting', 'CatchingUp']);
 /** etcd's "not now" to a membership change (its 5 s of every voter connected, a learner not yet in sync): asked again this soon. */
 const POLLED_REFUSALS: ReadonlySet<Action['type']> = new Set(['AddMember', 'PromoteLearner']);
@@ -202,7 +213,7 @@ async function perform(action: Action, x: ExecutionContext): Promise<number | un
       await deleteMember(x, action.survivor, false);
       return 1000;
     case 'Steady':
-      return STEADY_LOOK_MS;
+      return everyMemberAnswered(x) ? STEADY_LOOK_MS : UNANSWERED_LOOK_MS;
     case 'Paused':
       return undefined;
   }
