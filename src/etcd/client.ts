@@ -91,9 +91,8 @@ export const keyAfter = (key: Buffer): Buffer => Buffer.concat([key, Buffer.from
 /**
  * How long a connection to a member's address stays open unused. Node's default (5 s) is shorter than a healthy
  * cluster's periodic look (every 30 s; 10 s while a member does not answer), so each look connected anew and
- * (https) shook hands again. A kept connection
- * whose member has gone fails its next call like a new one would (reset, or no answer within the call's timeout),
- * and is then closed.
+ * (https) shook hands again. A kept connection whose member has gone fails its next call like a new one would
+ * (reset, or no answer within the call's timeout), and is then closed.
  */
 export const IDLE_CONNECTION_MS = 60_000;
 

@@ -63,7 +63,7 @@ export const PLAIN_WAIT_MS = 2000;
  * serving fails its readiness probe, and that change of its pod wakes the reconciler at once, so this look is for
  * what no probe shows: NOSPACE (left out of readiness, so that reads go on), leadership, database sizes for the
  * status and the defragmentation policy, a member list changed by hand. Every 10 s it was most of an idle
- * operator's CPU (issue 36: 0.01 of a core with 20 clusters).
+ * operator's CPU (issue 36: 0.01–0.03 of a core with 20 clusters).
  */
 export const STEADY_LOOK_MS = 30_000;
 /**
