@@ -95,7 +95,7 @@ test('a membership step is polled at 250 ms for 15 s at most, counted across pas
   assert.equal(pollingBounded(polled, 'ns/ex', next, 250, 19_000), 250, 'and a step that breaks off counts from its return');
 });
 
-test('a steady cluster is looked at again in 30 s when every member answered, in 10 s while a Ready member did not (its silence is timed at these looks)', async () => {
+test('a steady cluster is looked at again after the steady look when every member answered, after the unanswered look while a Ready member did not (its silence is timed at these looks)', async () => {
   const x = context([]);
   const pod = (name: string, leaving = false): V1Pod => ({ metadata: { name, ...(leaving ? { deletionTimestamp: new Date() } : {}) } });
   const answered = { memberId: '1', leaderId: '1' } as never;
