@@ -6,6 +6,7 @@
  * and adds a new one instead.
  */
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hasEtcdData } from './etcd-data.js';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UsageError } from './usage.js';
@@ -36,12 +37,6 @@ function notOurs(dataDir: string): string | undefined {
 }
 
 const report = (msg: string): void => { process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), component: 'data-guard', msg })}\n`); };
-
-/** etcd writes its write-ahead log under member/wal the moment it first starts. */
-function hasEtcdData(dataDir: string): boolean {
-  const wal = `${dataDir}/member/wal`;
-  return existsSync(wal) && readdirSync(wal).some((f) => f.endsWith('.wal'));
-}
 
 export function dataGuardCommand(argv: string[]): number {
   const { values } = parseArgs({ args: argv, options: {

@@ -17,14 +17,21 @@ import { createLogger, logProcessWarnings } from '../runtime/log.js';
 import { etcdChecked } from '../etcd/snapshot-hash.js';
 import { backupRefusal, refusalText } from '../controllers/restore/backup-refusal.js';
 import { SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
+import { prepareTarget, targetData, tidyRestore } from './restore-target.js';
+import type { RestoreTarget } from './restore-target.js';
 
 /** Where the kubelet reads a container's termination message (the pod's default terminationMessagePath). */
 const TERMINATION_LOG = '/dev/termination-log';
 
 export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH) [--key-dir DIR]
+                                    [--data-dir DIR --into LINK --scratch DIR]
   Copies a backup to FILE as a plain snapshot, checking it against the sha256 stored beside it and, if it is
   encrypted, every frame against its tag (keys: one file per key id in DIR); nothing is left at FILE if it fails.
   A backup refused for its bytes is remembered at FILE.refused and not fetched again (exit code 4).
+  With --data-dir, for a member's restore: LINK is pointed at the data directory for etcdutl to restore into; if
+  the member's data is there already, nothing is fetched, FILE links to its database and LINK to the scratch.
+       etcd-operator snapshot tidy --to FILE --into LINK --scratch DIR
+  Removes FILE, LINK and DIR once etcdutl has run.
        etcd-operator snapshot save --endpoints URL[,URL…] --dir DIR --name PATH [--periodic --max-backups N --retention EVERY:FOR,…] [--timeout S] [--tls-dir DIR]
                                    [--compression None|Brotli|Gzip] [--key-dir DIR --key-id ID]
   Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).
@@ -44,8 +51,21 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
       timeout: { type: 'string', default: '3600' }, 'tls-dir': { type: 'string' },
       compression: { type: 'string', default: 'None' }, 'key-dir': { type: 'string' }, 'key-id': { type: 'string' },
       'termination-log': { type: 'string', default: TERMINATION_LOG },
+      'data-dir': { type: 'string' }, into: { type: 'string' }, scratch: { type: 'string' },
     },
   });
+  const steps = values.to && values.into && values.scratch ? { snapshot: values.to, into: values.into, scratch: values.scratch } : undefined;
+  if (positionals[0] === 'tidy' && steps) {
+    tidyRestore(steps);
+    say('restore steps tidied', { removed: [steps.snapshot, steps.into, steps.scratch] });
+    return 0;
+  }
+  const target: RestoreTarget | undefined = steps && values['data-dir'] ? { ...steps, dataDir: values['data-dir'] } : undefined;
+  // Before anything is read: the data a past run of these steps restored is never fetched or restored over.
+  if (positionals[0] === 'fetch' && target && prepareTarget(target) === 'restored') {
+    say('the member\'s data is in place already: nothing fetched; etcdutl restores into the scratch, which is then removed', { dataDir: target.dataDir });
+    return 0;
+  }
   // A refusal is kept beside the snapshot's place: the kubelet runs a failed step again (the pod restarts it), and
   // the same bytes would be fetched, a gigabyte perhaps, only to be refused again. Said again before anything
   // else is read (keys, credentials), so the step ends the same way each time.
@@ -102,6 +122,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
       await file.close();
     }
     await rename(partial, values.to);
+    if (target) targetData(target);
     say('snapshot fetched and verified', { name, to: values.to, ms: Date.now() - started });
     return 0;
   } catch (err) {

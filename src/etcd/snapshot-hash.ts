@@ -22,18 +22,25 @@ export async function* etcdChecked(name: string, source: AsyncIterable<Uint8Arra
   const hash = createHash('sha256');
   let tail = Buffer.alloc(0);
   let size = 0;
+  const release = function* (bytes: Buffer): Iterable<Buffer> {
+    hash.update(bytes);
+    yield bytes;
+  };
   for await (const chunk of source) {
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     size += bytes.length;
-    const joined = tail.length === 0 ? bytes : Buffer.concat([tail, bytes]);
-    const release = joined.length - HASH_BYTES;
-    if (release > 0) {
-      hash.update(joined.subarray(0, release));
-      yield joined.subarray(0, release);
-      tail = Buffer.from(joined.subarray(release));
-    } else {
-      tail = Buffer.from(joined);
+    if (bytes.length >= HASH_BYTES) {
+      // The chunk is passed on as it came, not joined to the tail held back: a copy of every byte of a gigabyte
+      // (and as much garbage) for 32 of them.
+      if (tail.length > 0) yield* release(tail);
+      if (bytes.length > HASH_BYTES) yield* release(bytes.subarray(0, bytes.length - HASH_BYTES));
+      tail = Buffer.from(bytes.subarray(bytes.length - HASH_BYTES));
+      continue;
     }
+    const joined = Buffer.concat([tail, bytes]);
+    const passed = joined.length - HASH_BYTES;
+    if (passed > 0) yield* release(joined.subarray(0, passed));
+    tail = joined.subarray(Math.max(0, passed));
   }
   if (size % SECTOR !== HASH_BYTES) {
     throw new SnapshotRejected(`${name} (${size} bytes) is not an etcd snapshot with its integrity hash (a snapshot is whole 512-byte pages and a 32-byte sha256); etcdutl would refuse it`);

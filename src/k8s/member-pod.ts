@@ -41,19 +41,34 @@ export const VOTER_GATE = 'etcd.database.coreos.com/voter';
 
 const SNAPSHOT_FILE = '/var/etcd/restore.db';
 /**
- * The init container that turns a snapshot into the member's data. It cannot run twice (etcdutl refuses a data
- * directory that exists) and the etcd image has no shell to make it conditional, so a pod that carries it
- * must not outlive the restore: a recreated sandbox (a node reboot) would run it again and fail for ever.
+ * Where etcdutl writes: a link the fetch step points at the data directory for a restore, or at a scratch
+ * directory when the data is there already (the steps run again on a recreated sandbox), which the tidy step
+ * empties. etcdutl refuses a directory that is not empty, and the etcd image has no shell to skip it by.
  */
+const RESTORE_INTO = '/var/etcd/restore-into';
+/** The scratch volume's mount: on the node's own disk, never on the member's claim, whose room is the data's. */
+const SCRATCH_MOUNT = '/var/etcd-restore-scratch';
+const SCRATCH_VOLUME = 'restore-scratch';
+/** The init container in which etcd's own etcdutl turns the fetched snapshot into the member's data directory. */
 export const RESTORE_STEP = 'restore-snapshot';
 /** The step that fetches and checks the snapshot. */
 export const FETCH_STEP = 'fetch-snapshot';
+/**
+ * The step that removes what the restore steps used (the snapshot, the link, the scratch). A pod with it runs its
+ * restore steps any number of times (see restoreSteps); one with RESTORE_STEP and without it is an earlier
+ * operator's, whose steps could run once only.
+ */
+export const TIDY_STEP = 'tidy-restore';
 /** The fetch step's exit code when the backup itself is refused (checksum, seal, etcd's own hash): retrying cannot help. */
 export const SNAPSHOT_REFUSED_EXIT = 4;
 
 /**
- * Two init containers: the operator image fetches the snapshot and checks its sha256; etcd's own etcdutl
- * turns it into this member's data directory, for the restored cluster's initial membership.
+ * Three init containers: the operator image fetches the snapshot and checks every byte; etcd's own etcdutl turns
+ * it into this member's data directory, for the restored cluster's initial membership; the operator image removes
+ * the snapshot. They run again whenever the pod's sandbox is made anew (a node reboot), so they must leave data
+ * that is there as it is: the fetch step then fetches nothing, gives etcdutl the member's own database and a
+ * scratch directory to write into, and the tidy step removes that copy. So the pod that restored the member stays
+ * its pod, and a restore ends when its members serve, with no member replaced after it.
  */
 function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1Container[]; volumes: V1Volume[] } {
   const from = r.s3
@@ -62,29 +77,38 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
   const source: V1Volume = r.s3
     ? { name: 'backup-source', secret: { secretName: r.s3.awsSecret } }
     : { name: 'backup-source', persistentVolumeClaim: { claimName: r.volume?.claimName ?? '', readOnly: true } };
+  const target = ['--to', SNAPSHOT_FILE, '--into', RESTORE_INTO, '--scratch', `${SCRATCH_MOUNT}/data`];
+  const volumes = [{ name: DATA_VOLUME, mountPath: '/var/etcd' }, { name: SCRATCH_VOLUME, mountPath: SCRATCH_MOUNT }];
   return {
     initContainers: [
       {
         name: FETCH_STEP, image: i.operator.image, securityContext: lockedDownContainer,
         // The operator image's entrypoint is the CLI, wherever an image puts node.
-        args: ['snapshot', 'fetch', '--to', SNAPSHOT_FILE, ...from, ...(r.keySecret ? ['--key-dir', KEY_DIR] : [])],
+        args: ['snapshot', 'fetch', ...target, '--data-dir', DATA_DIR, ...from, ...(r.keySecret ? ['--key-dir', KEY_DIR] : [])],
         volumeMounts: [
-          { name: DATA_VOLUME, mountPath: '/var/etcd' }, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true },
+          ...volumes, { name: 'backup-source', mountPath: r.s3 ? '/etc/etcd-backup/aws' : '/backup', readOnly: true },
           ...(r.keySecret ? [{ name: 'backup-keys', mountPath: KEY_DIR, readOnly: true }] : []),
         ],
       },
       {
         name: RESTORE_STEP, image: imageOf(i.spec, i.version), securityContext: lockedDownContainer,
-        command: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE, `--name=${i.member}`, `--initial-cluster=${i.initialCluster}`,
-          `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${DATA_DIR}`,
+        // --skip-hash-check: the fetch step checked etcd's own hash as the bytes came; the member's own database,
+        // given when the steps run again, has none.
+        command: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE, '--skip-hash-check', `--name=${i.member}`, `--initial-cluster=${i.initialCluster}`,
+          `--initial-cluster-token=${i.token}`, `--initial-advertise-peer-urls=${peerUrl(i.address, i.member)}`, `--data-dir=${RESTORE_INTO}`,
           // Every founder bumps by the same amount, so their stores are alike.
           ...(r.revisionBump ? [`--bump-revision=${r.revisionBump}`, '--mark-compacted'] : [])],
         // etcdutl's own words on why it refused, for the EtcdRestore's condition.
         terminationMessagePolicy: 'FallbackToLogsOnError',
-        volumeMounts: [{ name: DATA_VOLUME, mountPath: '/var/etcd' }],
+        volumeMounts: volumes,
+      },
+      {
+        name: TIDY_STEP, image: i.operator.image, securityContext: lockedDownContainer,
+        args: ['snapshot', 'tidy', ...target],
+        volumeMounts: volumes,
       },
     ],
-    volumes: [source, ...(r.keySecret ? [{ name: 'backup-keys', secret: { secretName: r.keySecret } }] : [])],
+    volumes: [source, { name: SCRATCH_VOLUME, emptyDir: {} }, ...(r.keySecret ? [{ name: 'backup-keys', secret: { secretName: r.keySecret } }] : [])],
   };
 }
 

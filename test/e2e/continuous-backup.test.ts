@@ -185,15 +185,12 @@ test('a continuous backup keeps every revision through an operator restart (its 
   const cut = await eventually('the restore without its chunks ended', 240_000, () => restoreEnded(bed, 'tailless'));
   assert.deepEqual([cut.status?.phase, cut.status?.reason], ['Failed', 'ChangeLogIncomplete'], JSON.stringify(cut.status));
   assert.ok((cut.status?.pointInTime?.replayedThrough ?? 0) < last3, `the replay stopped short of ${last3}: ${JSON.stringify(cut.status?.pointInTime)}`);
-  // The replay began only once the restored member had been swapped for one without the restore step (a replay
-  // that began under the swap found the store's revisions wrongly: seen in CI as StoreCompacted at revision 2).
+  // The member that restored the snapshot kept its pod: no member was replaced under the replay (one replaced
+  // there made the replay find the store's revisions wrongly: seen in CI as StoreCompacted at revision 2).
   const tailless = (e: LogEntry): boolean => e.key === `${bed.namespace}/tailless`;
-  const [shiftFound] = loggedAt(operator.logs, 'the restored store\'s revisions, as the source\'s are numbered in it', tailless);
-  // The removal, first tried and (if etcd refused it: "unhealthy cluster" until the new leader has been connected
-  // to the other member for 5 s; four attempts in one run) taken after its refusals.
+  assert.ok(loggedAt(operator.logs, 'the restored store\'s revisions, as the source\'s are numbered in it', tailless).length > 0, 'the replay found the shift');
   const removal = (e: LogEntry): boolean => tailless(e) && e.action?.type === 'RemoveMember';
-  const removed = [...loggedAt(operator.logs, 'acting', removal), ...loggedAt(operator.logs, 'taken after refusals', removal)];
-  assert.ok(shiftFound !== undefined && removed.length > 0 && shiftFound > Math.max(...removed), `the replay after the swap: ${JSON.stringify({ shiftFound, removed })}`);
+  assert.deepEqual([...loggedAt(operator.logs, 'acting', removal), ...loggedAt(operator.logs, 'taken after refusals', removal)], [], 'no member removed');
   t.diagnostic(`chunks after revision ${from} removed once ${JSON.stringify(chosen)} was chosen: ${cut.status?.conditions?.[0]?.message}`);
   operator.succeeded();
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { METRICS_PORT, WHOLE_DATABASE_PASS_SECONDS, configDigest, corruptionCheckFlags, memberPod, memberProbes } from '../../src/k8s/member-pod.js';
+import { METRICS_PORT, WHOLE_DATABASE_PASS_SECONDS, configDigest, corruptionCheckFlags, memberPod, memberProbes, TIDY_STEP } from '../../src/k8s/member-pod.js';
 import { podView } from '../../src/controllers/cluster/views.js';
 import { imageOf, RESERVED_ETCD_ENV } from '../../src/api/etcd-cluster.js';
 import type { ClusterSpec } from '../../src/api/etcd-cluster.js';
@@ -183,15 +183,22 @@ test('member certificates name every member under the headless Service and the c
   }
 });
 
-test('a restored bootstrap member fetches and checks the snapshot with the operator image, then etcdutl makes its data directory', () => {
+test('a restored bootstrap member fetches and checks the snapshot with the operator image, etcdutl makes its data directory through the link, and the snapshot is removed', () => {
   const pod = memberPod(input({ state: 'new', initialCluster: 'ic', restore: { s3: { path: 'b/k', awsSecret: 'aws', endpoint: 'http://s3', forcePathStyle: true } } }));
-  const [fetch, restore] = pod.spec?.initContainers ?? [];
-  assert.ok(fetch && restore);
+  const [fetch, restore, tidy] = pod.spec?.initContainers ?? [];
+  assert.ok(fetch && restore && tidy);
   assert.equal(fetch.image, 'etcd-operator:dev');
-  assert.deepEqual(fetch.args, ['snapshot', 'fetch', '--to', '/var/etcd/restore.db', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
+  const target = ['--to', '/var/etcd/restore.db', '--into', '/var/etcd/restore-into', '--scratch', '/var/etcd-restore-scratch/data'];
+  assert.deepEqual(fetch.args, ['snapshot', 'fetch', ...target, '--data-dir', '/var/etcd/data', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
   assert.equal(restore.image, 'quay.io/coreos/etcd:v3.5.17');
-  assert.ok(restore.command?.includes('--data-dir=/var/etcd/data') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
-  assert.equal(pod.spec?.volumes?.find((v) => v.name === 'backup-source')?.secret?.secretName, 'aws');
+  assert.ok(restore.command?.includes('--data-dir=/var/etcd/restore-into') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
+  assert.ok(restore.command?.includes('--skip-hash-check'), 'the fetch step checked the hash; the member\'s own database has none');
+  assert.deepEqual([tidy.name, tidy.image, tidy.args], ['tidy-restore', 'etcd-operator:dev', ['snapshot', 'tidy', ...target]]);
+  // The scratch is on the node's disk, mounted into all three; never on the member's claim.
+  for (const step of [fetch, restore, tidy]) assert.ok(step.volumeMounts?.some((m) => m.name === 'restore-scratch' && m.mountPath === '/var/etcd-restore-scratch'), step.name);
+  const volumes = pod.spec?.volumes ?? [];
+  assert.equal(volumes.find((v) => v.name === 'backup-source')?.secret?.secretName, 'aws');
+  assert.deepEqual(volumes.find((v) => v.name === 'restore-scratch')?.emptyDir, {});
   const fromVolume = memberPod(input({ restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
   assert.equal(fromVolume.spec?.volumes?.find((v) => v.name === 'backup-source')?.persistentVolumeClaim?.readOnly, true);
   assert.ok(!fromVolume.spec.volumes.some((v) => v.name === 'backup-keys'), 'no keys unless asked');
@@ -269,15 +276,19 @@ test('a member on a volume runs the data guard first (with --expect-data once it
   assert.deepEqual(guard({ withClaim: true, expectData: true })?.args?.at(-1), '--expect-data');
   assert.equal(guard({ withClaim: true })?.image, 'etcd-operator:dev');
   const pod = memberPod(input({ withClaim: true, restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
-  assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot'], 'the guard runs before a restore writes the data');
+  assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot', 'tidy-restore'], 'the guard runs before a restore writes the data');
   assert.deepEqual(pod.spec.volumes?.find((v) => v.name === 'guard'), { name: 'guard', emptyDir: {} }, 'its marker lives as long as the pod');
   assert.equal(guard({ withClaim: false }), undefined);
 });
 
-test('a pod that carries a restore\'s steps is on other settings than the same pod without them: once bootstrapped, it rolls', () => {
+test('a pod that carries restore steps that run again harmlessly stays; one with an earlier operator\'s one-shot steps is on other settings: once bootstrapped, it rolls', () => {
   const plain = podView(memberPod(input({ withClaim: true })));
-  const restoring = podView(memberPod(input({ withClaim: true, restore: { s3: { path: 'b/k', awsSecret: 'aws' } } })));
-  assert.notEqual(restoring.config, plain.config, 'a reboot would run its restore steps again: it must not stay');
+  const restoring = memberPod(input({ withClaim: true, restore: { s3: { path: 'b/k', awsSecret: 'aws' } } }));
+  assert.equal(podView(restoring).config, plain.config, 'a restored member is not replaced for its steps');
+  // An earlier operator's: the same steps without the tidy one, etcdutl writing straight into the data directory.
+  const oneShot = structuredClone(restoring);
+  if (oneShot.spec) oneShot.spec.initContainers = oneShot.spec.initContainers?.filter((c) => c.name !== TIDY_STEP);
+  assert.notEqual(podView(oneShot).config, plain.config, 'a reboot would run its restore steps again, and etcdutl fail for ever: it must not stay');
   assert.equal(plain.config, podView(memberPod(input({ withClaim: true }))).config, 'a plain pod is not rolled for nothing');
 });
 
@@ -292,7 +303,7 @@ test('member pods pass the "restricted" Pod Security Standard: every container, 
   assert.deepEqual(pod.spec?.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
   assert.ok(pod.spec);
   const containers = [...pod.spec.initContainers ?? [], ...pod.spec.containers];
-  assert.deepEqual(containers.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot', 'etcd']);
+  assert.deepEqual(containers.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot', 'tidy-restore', 'etcd']);
   for (const c of containers) assert.deepEqual(c.securityContext, restricted, c.name);
   assert.ok((pod.spec.volumes ?? []).every((v) => v.hostPath === undefined), 'no host paths');
   const spec = (securityContext: object): ClusterSpec => ({ size: 3, version: '3.5.17', pod: { securityContext } });

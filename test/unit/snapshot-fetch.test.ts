@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { snapshotCommand } from '../../src/cli/snapshot.js';
 import { SNAPSHOT_REFUSED_EXIT } from '../../src/k8s/member-pod.js';
 import { readRefusal, refusalText, snapshotRefused } from '../../src/controllers/restore/backup-refusal.js';
@@ -135,4 +135,62 @@ test('the restore reads a member\'s refusal with its reason, in the step\'s curr
   // A store that did not answer is no refusal: the step is retried.
   assert.equal(snapshotRefused([fetching({ terminated: { exitCode: 1 } })]), undefined);
   assert.equal(snapshotRefused([fetching({ running: {} })]), undefined);
+});
+
+/** A restored member's volume and scratch as its restore steps see them, and etcdutl as far as the files go: it writes through the link. */
+function restoringMember(t: { after: (fn: () => void) => void }) {
+  const m = member(t);
+  const volume = dirname(m.to);
+  const paths = { into: join(volume, 'restore-into'), scratch: join(volume, '..', 'scratch', 'data'), dataDir: join(volume, 'data') };
+  const target = ['--to', m.to, '--into', paths.into, '--scratch', paths.scratch];
+  return {
+    ...m, ...paths,
+    fetch: (name: string) => snapshotCommand(['fetch', ...target, '--data-dir', paths.dataDir, '--dir', m.store, '--name', name, '--termination-log', m.log]),
+    tidy: () => snapshotCommand(['tidy', ...target]),
+    etcdutl: (db: Buffer) => {
+      if (readdirSync(paths.into).length > 0) throw new Error('data-dir not empty');
+      mkdirSync(join(paths.into, 'member', 'wal'), { recursive: true });
+      mkdirSync(join(paths.into, 'member', 'snap'), { recursive: true });
+      writeFileSync(join(paths.into, 'member', 'wal', '0000000000000000-0000000000000000.wal'), 'wal');
+      writeFileSync(join(paths.into, 'member', 'snap', 'db'), db);
+    },
+  };
+}
+
+test('restore steps run again (a new sandbox) leave the member\'s data as it is: nothing fetched, etcdutl writes into the scratch, which is removed', async (t) => {
+  const m = restoringMember(t);
+  const good = snapshot(64);
+  writeFileSync(join(m.store, 'snap.db'), good);
+  writeFileSync(join(m.store, 'snap.db.sha256'), `${sha256(good)}\n`);
+  assert.equal(await m.fetch('snap.db'), 0);
+  assert.ok(readFileSync(m.to).equals(good));
+  assert.equal(realpathSync(m.into), realpathSync(m.dataDir), 'etcdutl restores into the data directory');
+  m.etcdutl(good.subarray(0, good.length - 32));
+  assert.equal(await m.tidy(), 0);
+  for (const gone of [m.to, m.into, m.scratch]) assert.equal(existsSync(gone), false, gone);
+  const db = join(m.dataDir, 'member', 'snap', 'db');
+  // etcd ran and wrote since; then the node rebooted. The backup is gone from the store by now: nothing is fetched.
+  writeFileSync(db, 'served since');
+  rmSync(join(m.store, 'snap.db'));
+  assert.equal(await m.fetch('snap.db'), 0);
+  assert.equal(statSync(m.to).ino, statSync(db).ino, 'etcdutl reads the member\'s own database, not a copy');
+  assert.equal(realpathSync(m.into), realpathSync(m.scratch), 'and writes into the scratch');
+  m.etcdutl(readFileSync(m.to));
+  assert.equal(await m.tidy(), 0);
+  assert.equal(readFileSync(db, 'utf8'), 'served since', 'the data untouched');
+  assert.equal(statSync(db).nlink, 1);
+  for (const gone of [m.to, m.into, m.scratch]) assert.equal(existsSync(gone), false, gone);
+});
+
+test('restore steps after an etcdutl cut short (no write-ahead log: etcd never ran on it) restore again into an emptied data directory', async (t) => {
+  const m = restoringMember(t);
+  const good = snapshot(64);
+  writeFileSync(join(m.store, 'snap.db'), good);
+  writeFileSync(join(m.store, 'snap.db.sha256'), `${sha256(good)}\n`);
+  mkdirSync(join(m.dataDir, 'member', 'snap'), { recursive: true });
+  writeFileSync(join(m.dataDir, 'member', 'snap', 'db'), 'half a copy');
+  assert.equal(await m.fetch('snap.db'), 0);
+  assert.ok(readFileSync(m.to).equals(good), 'fetched');
+  assert.deepEqual(readdirSync(m.dataDir), [], 'emptied for etcdutl, which refuses a directory that is not');
+  assert.equal(realpathSync(m.into), realpathSync(m.dataDir));
 });

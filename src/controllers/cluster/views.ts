@@ -4,7 +4,7 @@ import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, COREOS_MEMBER_LABEL, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION } from '../../k8s/labels.js';
-import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER, RESTORE_STEP, configDigest } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER, RESTORE_STEP, TIDY_STEP, configDigest } from '../../k8s/member-pod.js';
 import { memberPodSecurity } from '../../k8s/security.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
@@ -27,7 +27,7 @@ export const podReady = (pod: V1Pod): boolean => conditionTrue(pod, 'Ready');
  */
 export const etcdHealthy = (pod: V1Pod): boolean => conditionTrue(pod, 'ContainersReady');
 
-/** Running with every member ready and no change under way, as its status last said (a restored cluster swaps its members first). */
+/** Running with every member ready and no change under way, as its status last said (a cluster an earlier operator restored swaps its members first). */
 export const clusterSettled = (cluster: EtcdCluster | undefined): boolean => cluster?.status?.phase === 'Running'
   && (cluster.status.conditions?.some((c) => c.type === 'Degraded' && c.status === 'False') ?? false);
 
@@ -48,10 +48,15 @@ function runAsUser(pod: V1Pod): number {
 }
 
 /**
- * The pod still carries a restore's steps: once the cluster is bootstrapped, it is on settings other than the
- * spec's, and rolls like any such member (restarted on its volume, or replaced), onto a pod without them.
+ * The pod carries restore steps that can run once only (an earlier operator's: without the tidy step, etcdutl
+ * fails for ever on the data it made when a new sandbox runs them again): once the cluster is bootstrapped, it is
+ * on settings other than the spec's, and rolls like any such member (restarted on its volume, or replaced), onto
+ * a pod without them. Steps with the tidy step run again harmlessly, and their pod stays.
  */
-export const carriesRestoreStep = (pod: V1Pod): boolean => pod.spec?.initContainers?.some((c) => c.name === RESTORE_STEP) ?? false;
+export const carriesOneShotRestore = (pod: V1Pod): boolean => {
+  const steps = pod.spec?.initContainers?.map((c) => c.name) ?? [];
+  return steps.includes(RESTORE_STEP) && !steps.includes(TIDY_STEP);
+};
 
 /** What of a pod is judged against the spec: the pod template it is on, and the labels and annotations it carries. */
 type SpecOnPod = Pick<PodView, 'template' | 'templateUnrecorded' | 'metadata'>;
@@ -68,7 +73,7 @@ export function podView(pod: V1Pod, node?: V1Node): Omit<PodView, keyof SpecOnPo
     ready: isReady,
     terminating: pod.metadata?.deletionTimestamp !== undefined,
     version: pod.metadata?.annotations?.[ANNOTATION_VERSION] ?? '',
-    config: carriesRestoreStep(pod) ? `${RESTORE_STEP}:${pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? ''}` : pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
+    config: carriesOneShotRestore(pod) ? `${RESTORE_STEP}:${pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? ''}` : pod.metadata?.annotations?.[ANNOTATION_CONFIG] ?? '',
     forced: pod.metadata?.annotations?.[ANNOTATION_FORCED] === 'true',
     dataLost: dataLost(pod),
     ...(etcdNeverRan(pod) ? { neverRan: true } : {}),

@@ -11,7 +11,6 @@ import type { EtcdCluster } from '../../api/etcd-cluster.js';
 import { restorePath } from '../../api/etcd-backup.js';
 import { revisionBumpOf } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
-import { RESTORE_STEP } from '../../k8s/member-pod.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
 import { ownedBy } from '../../k8s/owner.js';
 import { ConfigurationError } from '../cluster/tls.js';
@@ -26,7 +25,7 @@ import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../st
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { restoredShift } from './bumped-revisions.js';
-import { carriesRestoreStep, clusterSettled, podReady } from '../cluster/views.js';
+import { carriesOneShotRestore, clusterSettled, podReady } from '../cluster/views.js';
 import { etcdChecked } from '../../etcd/snapshot-hash.js';
 import { backupRefusal, snapshotRefused } from './backup-refusal.js';
 import type { LeaseHolds } from './lease-hold.js';
@@ -136,13 +135,14 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     d.leaseHolds.hold(key, () => members(d, cluster));
     const available = cluster.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
     const pointInTime = restore.status?.pointInTime;
-    // Replayed once settled: right after a restore its members are swapped for ones without the restore step. The
-    // status can say Running from the pass before the swap began, so the pods must show it done too: a replay that
-    // began under the swap read the store's revisions from a member on its way out or in (seen: StoreCompacted).
+    // Replayed once settled, every member there and ready. Members an earlier operator restored are swapped for
+    // ones without their one-shot restore steps first, and the status can say Running from the pass before such a
+    // swap began, so the pods must show it done too: a replay that began under the swap read the store's revisions
+    // from a member on its way out or in (seen: StoreCompacted).
     if (cluster.status?.bootstrapped && available && pointInTime && (pointInTime.replayedThrough ?? 0) < (pointInTime.revision ?? 0)) {
       const pods = d.pods.ownedBy(cluster.metadata.uid ?? '');
       // Every member there and ready: a pod with the steps gone from the cache before its successor came is no swap done.
-      const swapped = pods.length >= cluster.spec.size && pods.every(podReady) && !pods.some(carriesRestoreStep);
+      const swapped = pods.length >= cluster.spec.size && pods.every(podReady) && !pods.some(carriesOneShotRestore);
       return clusterSettled(cluster) && swapped ? replayed(d, restore, cluster, pointInTime, written, log) : { phase: 'Restoring', reason: 'ClusterStarting', message: `EtcdCluster ${target} is settling before the change log is replayed` };
     }
     if (cluster.status?.bootstrapped && available) {
@@ -319,14 +319,14 @@ async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<
 
 /**
  * What the restored cluster still lacks before a client can use it as restored, or undefined once it serves at
- * its final membership: settled, every member off its restore steps (each is replaced right after the restore,
- * and a client sent to one being replaced fails), as many members as asked for, and its client Service answering
+ * its final membership: settled, no member on an earlier operator's one-shot restore steps (each is replaced right
+ * after the restore, and a client sent to one being replaced fails), as many members as asked for, and its client Service answering
  * as a client would reach it (a Service just made has no ready endpoint on the nodes' proxies yet).
  */
 async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<string | undefined> {
   const pods = livePods(d, cluster);
   if (!clusterSettled(cluster)) return 'waiting for it to settle';
-  if (pods.some((p) => p.spec?.initContainers?.some((c) => c.name === RESTORE_STEP))) return 'its members are moving off their restore steps';
+  if (pods.some(carriesOneShotRestore)) return 'its members are moving off restore steps an earlier operator gave them';
   if (pods.length !== cluster.spec.size || !pods.every(podReady)) return `${pods.filter(podReady).length} of ${cluster.spec.size} members ready`;
   if (!d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`)) return 'waiting for its client Service';
   const { etcd, address } = await reach(d, cluster);
