@@ -12,6 +12,8 @@ import { GROUP, VERSION } from '../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../src/api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from '../src/api/etcd-backup.js';
 import type { ApiTransport } from '../src/runtime/transport.js';
+import { clusterLabels, labelSelector } from '../src/k8s/labels.js';
+import { FETCH_STEP } from '../src/k8s/member-pod.js';
 import { eventually, lab } from '../test/support/lab.js';
 import { spawnOperator } from '../test/support/operator-process.js';
 import { startMinio } from '../test/support/minio.js';
@@ -68,6 +70,28 @@ export interface BackupThroughput {
   ratioRestore: number;
   rssBeforeMiB: number;
   rssPeakMiB: number;
+}
+
+/**
+ * Where a restore's time went, in seconds from the EtcdRestore's creation (the pods' times are whole seconds): each
+ * member pod made, each of its steps started and ended, etcd started, the pod Ready; and the fetch step's own
+ * measure of the fetch.
+ */
+async function restoreTimeline(core: CoreV1Api, namespace: string, cluster: string, createdMs: number): Promise<Record<string, unknown>[]> {
+  const at = (time: Date | string | undefined): number | undefined => (time === undefined ? undefined : Math.round((new Date(time).getTime() - createdMs) / 100) / 10);
+  const pods = (await core.listNamespacedPod({ namespace, labelSelector: labelSelector(clusterLabels(cluster)) })).items;
+  return Promise.all(pods.map(async (pod) => {
+    const name = pod.metadata?.name ?? '';
+    const fetchLog = await core.readNamespacedPodLog({ name, namespace, container: FETCH_STEP }).catch(() => '');
+    const fetched = /"msg":"snapshot fetched and verified".*?"ms":(\d+)/.exec(fetchLog)?.[1];
+    return {
+      pod: name, made: at(pod.metadata?.creationTimestamp),
+      steps: (pod.status?.initContainerStatuses ?? []).map((c) => [c.name, at(c.state?.terminated?.startedAt), at(c.state?.terminated?.finishedAt)]),
+      etcdStarted: at(pod.status?.containerStatuses?.[0]?.state?.running?.startedAt),
+      ready: at(pod.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime),
+      ...(fetched ? { fetchMs: Number(fetched) } : {}),
+    };
+  }));
 }
 
 export async function backupThroughput(core: CoreV1Api, transport: ApiTransport, runs: number, targetBytes = 1024 ** 3): Promise<BackupThroughput> {
@@ -177,6 +201,7 @@ export async function backupThroughput(core: CoreV1Api, transport: ApiTransport,
         return r.status?.phase === 'Completed' ? true : undefined;
       });
       const ms = performance.now() - started;
+      process.stderr.write(`${JSON.stringify({ scenario: 'backup-1GiB', restore: name, ms: Math.round(ms), timeline: await restoreTimeline(core, namespace, name, Date.now() - ms) })}\n`);
       await transport.call('DELETE', `${api}/etcdclusters/${name}`);
       return ms;
     };

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Alarm, EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
+import type { Alarm, AlarmType, EtcdClient, EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import { memberName } from '../../etcd/client.js';
 import { clientUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
@@ -47,10 +47,27 @@ export async function observeEtcd(etcd: EtcdClient, address: ClusterAddress, pod
     if (a.status === 'fulfilled' && name) statuses.set(name, a.value);
   });
   const alarmed = [...statuses.values()].some((s) => s.errors.length > 0);
-  // Unlisted this pass, the alarms are looked at again on the next.
-  const alarms: Alarm[] = alarmed ? await etcd.alarmList(listedBy).catch(() => []) : [];
+  // A list that fails is no "no alarm": read so, a NOSPACE recovery under way would look done, and a cluster that
+  // refuses writes Steady until the next look. The members' own records stand in for it.
+  const alarms: Alarm[] = alarmed ? await etcd.alarmList(listedBy).catch(() => alarmsInStatuses(statuses.values())) : [];
   const corruptionCheck = alarms.some((a) => a.alarm === 'CORRUPT') ? await hashes(etcd, address, statuses) : undefined;
   return { members, statuses, alarms, ...(corruptionCheck ? { corruptionCheck } : {}) };
+}
+
+/**
+ * The alarms the members' statuses name, as etcd writes each ("memberID:123 alarm:NOSPACE "; a member ID 0 left
+ * out): each member's record of the cluster's alarms as it has applied them, read without raft.
+ */
+export function alarmsInStatuses(statuses: Iterable<EtcdStatus>): Alarm[] {
+  const found = new Map<string, Alarm>();
+  for (const s of statuses) {
+    for (const error of s.errors) {
+      const named = /^(?:memberID:(\d+)\s+)?alarm:(NOSPACE|CORRUPT)\b/.exec(error.trim());
+      const [memberId, alarm] = [named?.[1] ?? '0', named?.[2] as AlarmType | undefined];
+      if (alarm) found.set(`${memberId}/${alarm}`, { memberId, alarm });
+    }
+  }
+  return [...found.values()];
 }
 
 /** Each answering member's HashKV at the lowest revision any of them has applied: who holds which data. */
