@@ -12,11 +12,12 @@ import { parseArgs } from 'node:util';
 import { UsageError } from './usage.js';
 import { DATA_LOST_EXIT, DATA_NOT_OURS_EXIT } from '../k8s/member-pod.js';
 
-export const DATA_GUARD_USAGE = `usage: etcd-operator data-guard --data-dir DIR --marker FILE [--leftover FILE] [--expect-data]
+export const DATA_GUARD_USAGE = `usage: etcd-operator data-guard --data-dir DIR --marker FILE [--leftover FILE] [--expect-data] [--marked-later]
   Exits 3 if DIR holds no etcd data although data is expected: --expect-data (the member has started before)
   or the marker exists (this pod started it before; it lives on the pod's own scratch volume). Exits 5 if DIR
-  exists but this user cannot use it. Else writes the marker, and removes the --leftover file (a restore's
-  snapshot, which has no use once DIR holds the data).`;
+  exists but this user cannot use it. Else writes the marker (unless --marked-later: a restore's last step writes
+  it, once the data is there), and removes the --leftover file (an earlier restore's snapshot, which has no use
+  once DIR holds the data).`;
 
 /**
  * Why this process's user cannot use the data directory, or undefined when it can (or there is none yet). Each level
@@ -41,6 +42,7 @@ const report = (msg: string): void => { process.stderr.write(`${JSON.stringify({
 export function dataGuardCommand(argv: string[]): number {
   const { values } = parseArgs({ args: argv, options: {
     'data-dir': { type: 'string' }, marker: { type: 'string' }, leftover: { type: 'string' }, 'expect-data': { type: 'boolean', default: false },
+    'marked-later': { type: 'boolean', default: false },
   } });
   const [dataDir, marker] = [values['data-dir'], values.marker];
   if (!dataDir || !marker) throw new UsageError('--data-dir and --marker are required');
@@ -59,6 +61,7 @@ export function dataGuardCommand(argv: string[]): number {
   }
   // A pod that restores runs its restore steps after this one: a snapshot left here now is a past restore's.
   if (values.leftover && hasEtcdData(dataDir)) rmSync(values.leftover, { force: true });
+  if (values['marked-later']) return 0;
   mkdirSync(dirname(marker), { recursive: true });
   writeFileSync(marker, `${new Date().toISOString()}\n`);
   return 0;

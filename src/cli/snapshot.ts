@@ -16,22 +16,23 @@ import { saveSnapshot } from '../controllers/backup/save.js';
 import { createLogger, logProcessWarnings } from '../runtime/log.js';
 import { etcdChecked } from '../etcd/snapshot-hash.js';
 import { backupRefusal, refusalText } from '../controllers/restore/backup-refusal.js';
-import { SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
-import { prepareTarget, targetData, tidyRestore } from './restore-target.js';
+import { DATA_LOST_EXIT, SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
+import { RestoredDataLost, prepareTarget, targetData, tidyRestore } from './restore-target.js';
 import type { RestoreTarget } from './restore-target.js';
 
 /** Where the kubelet reads a container's termination message (the pod's default terminationMessagePath). */
 const TERMINATION_LOG = '/dev/termination-log';
 
 export const SNAPSHOT_USAGE = `usage: etcd-operator snapshot fetch --to FILE (--s3-path BUCKET/KEY --aws-dir DIR [--s3-endpoint URL] [--force-path-style] | --dir DIR --name PATH) [--key-dir DIR]
-                                    [--data-dir DIR --into LINK --scratch DIR]
+                                    [--data-dir DIR --complete FILE --into LINK --scratch DIR]
   Copies a backup to FILE as a plain snapshot, checking it against the sha256 stored beside it and, if it is
   encrypted, every frame against its tag (keys: one file per key id in DIR); nothing is left at FILE if it fails.
   A backup refused for its bytes is remembered at FILE.refused and not fetched again (exit code 4).
   With --data-dir, for a member's restore: LINK is pointed at the data directory for etcdutl to restore into; if
-  the member's data is there already, nothing is fetched, FILE links to its database and LINK to the scratch.
-       etcd-operator snapshot tidy --to FILE --into LINK --scratch DIR
-  Removes FILE, LINK and DIR once etcdutl has run.
+  the member's restore was complete (COMPLETE exists), nothing is fetched, FILE links to its database and LINK to
+  the scratch DIR; if its data is gone since, it exits 3.
+       etcd-operator snapshot tidy --to FILE --into LINK --scratch DIR [--complete FILE] [--started FILE]
+  Once etcdutl has run: writes COMPLETE (and STARTED, the data guard's record), removes FILE, LINK and DIR.
        etcd-operator snapshot save --endpoints URL[,URL…] --dir DIR --name PATH [--periodic --max-backups N --retention EVERY:FOR,…] [--timeout S] [--tls-dir DIR]
                                    [--compression None|Brotli|Gzip] [--key-dir DIR --key-id ID]
   Streams a member's snapshot to DIR/PATH with its sha256 beside it; prints the result (also as the pod's termination message).
@@ -51,20 +52,29 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
       timeout: { type: 'string', default: '3600' }, 'tls-dir': { type: 'string' },
       compression: { type: 'string', default: 'None' }, 'key-dir': { type: 'string' }, 'key-id': { type: 'string' },
       'termination-log': { type: 'string', default: TERMINATION_LOG },
-      'data-dir': { type: 'string' }, into: { type: 'string' }, scratch: { type: 'string' },
+      'data-dir': { type: 'string' }, into: { type: 'string' }, scratch: { type: 'string' }, complete: { type: 'string' }, started: { type: 'string' },
     },
   });
   const steps = values.to && values.into && values.scratch ? { snapshot: values.to, into: values.into, scratch: values.scratch } : undefined;
   if (positionals[0] === 'tidy' && steps) {
-    tidyRestore(steps);
+    tidyRestore({ ...steps, ...(values.complete ? { complete: values.complete } : {}), ...(values.started ? { started: values.started } : {}) });
     say('restore steps tidied', { removed: [steps.snapshot, steps.into, steps.scratch] });
     return 0;
   }
-  const target: RestoreTarget | undefined = steps && values['data-dir'] ? { ...steps, dataDir: values['data-dir'] } : undefined;
+  const target: RestoreTarget | undefined = steps && values['data-dir'] && values.complete ? { ...steps, dataDir: values['data-dir'], complete: values.complete } : undefined;
   // Before anything is read: the data a past run of these steps restored is never fetched or restored over.
-  if (positionals[0] === 'fetch' && target && prepareTarget(target) === 'restored') {
-    say('the member\'s data is in place already: nothing fetched; etcdutl restores into the scratch, which is then removed', { dataDir: target.dataDir });
-    return 0;
+  if (positionals[0] === 'fetch' && target) {
+    try {
+      if (prepareTarget(target) === 'restored') {
+        say('the member\'s data is in place already: nothing fetched; etcdutl restores into the scratch, which is then removed', { dataDir: target.dataDir });
+        return 0;
+      }
+    } catch (err) {
+      if (!(err instanceof RestoredDataLost)) throw err;
+      say(err.message);
+      await writeFile(values['termination-log'], err.message).catch(() => undefined);
+      return DATA_LOST_EXIT;
+    }
   }
   // A refusal is kept beside the snapshot's place: the kubelet runs a failed step again (the pod restarts it), and
   // the same bytes would be fetched, a gigabyte perhaps, only to be refused again. Said again before anything

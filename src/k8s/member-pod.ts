@@ -39,16 +39,21 @@ export interface RestoreSource {
  */
 export const VOTER_GATE = 'etcd.database.coreos.com/voter';
 
-const SNAPSHOT_FILE = '/var/etcd/restore.db';
-/**
- * Where etcdutl writes: a link the fetch step points at the data directory for a restore, or at a scratch
- * directory when the data is there already (the steps run again on a recreated sandbox), which the tidy step
- * empties. etcdutl refuses a directory that is not empty, and the etcd image has no shell to skip it by.
- */
-const RESTORE_INTO = '/var/etcd/restore-into';
-/** The scratch volume's mount: on the node's own disk, never on the member's claim, whose room is the data's. */
+/** Where an earlier operator's restore steps left the snapshot, on the member's volume (the data guard removes it). */
+const LEFTOVER_SNAPSHOT = '/var/etcd/restore.db';
+/** The scratch volume's mount: on the node's disk, never on the member's claim, whose room is the data's. */
 const SCRATCH_MOUNT = '/var/etcd-restore-scratch';
 const SCRATCH_VOLUME = 'restore-scratch';
+/** The fetched snapshot, or (the steps run again) a link to the member's own database: what etcdutl reads. */
+const SNAPSHOT_FILE = `${SCRATCH_MOUNT}/restore.db`;
+/**
+ * Where etcdutl writes: a link the fetch step points at the data directory for a restore, or at a scratch
+ * directory once the restore is complete (the steps run again on a recreated sandbox), which the tidy step
+ * empties. etcdutl refuses a directory that is not empty, and the etcd image has no shell to skip it by.
+ */
+const RESTORE_INTO = `${SCRATCH_MOUNT}/into`;
+/** On the member's volume, beside its data: the restore is complete (etcdutl ran through); written by the tidy step. */
+const RESTORE_COMPLETE = '/var/etcd/restore-complete';
 /** The init container in which etcd's own etcdutl turns the fetched snapshot into the member's data directory. */
 export const RESTORE_STEP = 'restore-snapshot';
 /** The step that fetches and checks the snapshot. */
@@ -77,8 +82,11 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
   const source: V1Volume = r.s3
     ? { name: 'backup-source', secret: { secretName: r.s3.awsSecret } }
     : { name: 'backup-source', persistentVolumeClaim: { claimName: r.volume?.claimName ?? '', readOnly: true } };
-  const target = ['--to', SNAPSHOT_FILE, '--into', RESTORE_INTO, '--scratch', `${SCRATCH_MOUNT}/data`];
+  const target = ['--to', SNAPSHOT_FILE, '--into', RESTORE_INTO, '--scratch', `${SCRATCH_MOUNT}/copy`, '--complete', RESTORE_COMPLETE];
   const volumes = [{ name: DATA_VOLUME, mountPath: '/var/etcd' }, { name: SCRATCH_VOLUME, mountPath: SCRATCH_MOUNT }];
+  // On a claim, the data guard's record that etcd has started on this pod is written by the tidy step, just before
+  // etcd starts: a reboot during the restore itself is not a member that lost its data.
+  const guard = i.withClaim ? { args: ['--started', GUARD_STARTED], mounts: [GUARD_MOUNT] } : { args: [], mounts: [] };
   return {
     initContainers: [
       {
@@ -104,8 +112,8 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
       },
       {
         name: TIDY_STEP, image: i.operator.image, securityContext: lockedDownContainer,
-        args: ['snapshot', 'tidy', ...target],
-        volumeMounts: volumes,
+        args: ['snapshot', 'tidy', ...target, ...guard.args],
+        volumeMounts: [...volumes, ...guard.mounts],
       },
     ],
     volumes: [source, { name: SCRATCH_VOLUME, emptyDir: {} }, ...(r.keySecret ? [{ name: 'backup-keys', secret: { secretName: r.keySecret } }] : [])],
@@ -155,6 +163,8 @@ export const DATA_LOST_EXIT = 3;
 /** The data guard's exit code when the data directory exists but the pod's user cannot use it (see data-guard). */
 export const DATA_NOT_OURS_EXIT = 5;
 const GUARD_DIR = '/var/run/etcd-guard';
+const GUARD_STARTED = `${GUARD_DIR}/started`;
+const GUARD_MOUNT = { name: 'guard', mountPath: GUARD_DIR };
 
 /**
  * The data guard (`etcd-operator data-guard`) runs before etcd, and again whenever the pod's containers are set
@@ -164,9 +174,11 @@ const GUARD_DIR = '/var/run/etcd-guard';
 function dataGuard(i: MemberPodInput): V1Container {
   return {
     name: DATA_GUARD, image: i.operator.image, securityContext: lockedDownContainer,
-    args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_DIR}/started`, `--leftover=${SNAPSHOT_FILE}`, ...(i.expectData ? ['--expect-data'] : [])],
+    args: [DATA_GUARD, `--data-dir=${DATA_DIR}`, `--marker=${GUARD_STARTED}`, `--leftover=${LEFTOVER_SNAPSHOT}`, ...(i.expectData ? ['--expect-data'] : []),
+      // A restoring pod's tidy step writes the marker once the data is there, just before etcd starts.
+      ...(i.restore ? ['--marked-later'] : [])],
     terminationMessagePolicy: 'FallbackToLogsOnError',
-    volumeMounts: [{ name: DATA_VOLUME, mountPath: '/var/etcd' }, { name: 'guard', mountPath: GUARD_DIR }],
+    volumeMounts: [{ name: DATA_VOLUME, mountPath: '/var/etcd' }, GUARD_MOUNT],
   };
 }
 

@@ -26,11 +26,12 @@ test('NOSPACE: a filled quota is recovered (compact, defragment each member, dis
   // Overwrite one key until the history fills the quota: compaction can free all of it.
   await fillQuota(endpoint, () => 'filler', 256 * 1024, 200);
   const started = Date.now();
-
+  // Recovered means disarmed: a status from before the operator's next look at etcd shows no alarm and no recovery
+  // either, and read as recovered it left this test waiting for writes through the whole of that look's interval.
   const recovered = await eventually('NOSPACE recovered', 120_000, async () => {
     const c: EtcdCluster = await bed.get('full');
     const degraded = c.status?.conditions?.find((x) => x.type === 'Degraded');
-    return c.status?.alarms?.length === 0 && degraded?.status === 'False' && c.status.noSpaceRecovery === undefined ? c : undefined;
+    return c.status?.alarms?.length === 0 && degraded?.status === 'False' && c.status.noSpaceRecovery === undefined && c.status.noSpaceDisarmedAt !== undefined ? c : undefined;
   });
   await eventually('writes accepted again', 30_000, async () => (await etcdPut(endpoint, 'after', 'recovery')) > 0 || undefined);
   t.diagnostic(`NOSPACE recovered ${Date.now() - started} ms after the refusal`);

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { RESTORE_STEP } from '../../src/k8s/member-pod.js';
 import assert from 'node:assert/strict';
 import { eventually } from '../support/lab.js';
 import { ON_VOLUMES, isReady, membersOnEveryNode, testbed } from '../support/cluster-testbed.js';
@@ -36,11 +37,15 @@ test('backup to a volume (a pod with the claim mounted) and a restore from it in
     etcdCluster: { name: 'vrestored' }, backupStorageType: 'Volume', volume, clusterSpec: { size: 3, pod: { ...ON_VOLUMES, antiAffinity: true } },
   });
   assert.equal(restored.status?.phase, 'Completed', JSON.stringify(restored.status));
+  const founder = (await bed.pods('vrestored')).find((p) => p.spec?.initContainers?.some((c) => c.name === RESTORE_STEP));
+  assert.ok(founder, 'one founder restored the data; the others joined it');
   const held = await eventually('restored keys readable', 60_000, async () => etcdGetPrefix(await bed.clientEndpoint('vrestored'), 'key-'));
   assert.equal(held.size, 500);
   assert.equal(held.get('key-499'), 'value-499');
   // The founder keeps the pod that restored it; the two that joined it spread over the other nodes.
   await eventually('3 members, one per node', 240_000, () => membersOnEveryNode(bed, 'vrestored', 3));
+  const kept = (await bed.pods('vrestored')).find((p) => p.metadata?.uid === founder.metadata?.uid);
+  assert.ok(kept?.spec?.initContainers?.some((c) => c.name === RESTORE_STEP), 'the founder on the pod that restored it');
   const after = await eventually('restored keys readable on three members', 60_000, async () => etcdGetPrefix(await bed.clientEndpoint('vrestored'), 'key-'));
   assert.equal(after.size, 500);
   operator.succeeded();

@@ -169,16 +169,18 @@ test('a quorum of the voters on one node or in one zone is told apart from the b
 const pick = (c: { status: string; reason?: string; message?: string } | undefined): { status?: string; reason?: string; message?: string } =>
   ({ status: c?.status, reason: c?.reason, message: c?.message });
 
-test('pod views: a data guard that refused (exit 3), now or last time, says the data is lost; a guard that crashed otherwise does not', () => {
-  const guarded = (terminated: { exitCode: number }, last: boolean): boolean => podView({
+test('pod views: a data guard (or a restore\'s fetch step) that refused (exit 3), now or last time, says the data is lost; a guard that crashed otherwise does not', () => {
+  const guarded = (terminated: { exitCode: number }, last: boolean, step = 'data-guard'): boolean => podView({
     metadata: { name: 'p' },
-    status: { phase: 'Pending', initContainerStatuses: [{ name: 'data-guard', image: 'i', imageID: '', ready: false, restartCount: 1,
+    status: { phase: 'Pending', initContainerStatuses: [{ name: step, image: 'i', imageID: '', ready: false, restartCount: 1,
       ...(last ? { state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated } } : { state: { terminated } }) }] },
   }).dataLost;
   assert.equal(guarded({ exitCode: 3 }, false), true);
   assert.equal(guarded({ exitCode: 3 }, true), true);
   assert.equal(guarded({ exitCode: 1 }, true), false);
   assert.equal(guarded({ exitCode: 0 }, false), false);
+  assert.equal(guarded({ exitCode: 3 }, true, 'fetch-snapshot'), true, 'a restored member whose data is gone since');
+  assert.equal(guarded({ exitCode: 4 }, true, 'fetch-snapshot'), false, 'a backup refused is no data lost');
 });
 
 test('while members roll to a new version the phase is Upgrading; a refused version says why', () => {

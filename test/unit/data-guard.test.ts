@@ -25,6 +25,19 @@ test('the data guard refuses an empty data directory to a member that started be
   assert.equal(guard('--expect-data'), 0);
 });
 
+test('the data guard of a restoring pod leaves its marker to the restore\'s last step: a reboot during the restore is no member that lost its data', (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'data-guard-'));
+  t.after(() => { rmSync(root, { recursive: true, force: true }); });
+  const [data, marker] = [join(root, 'data'), join(root, 'scratch', 'started')];
+  const guard = (): number => dataGuardCommand([`--data-dir=${data}`, `--marker=${marker}`, '--marked-later']);
+  assert.equal(guard(), 0);
+  assert.equal(existsSync(marker), false, 'no marker before the data is there');
+  assert.equal(guard(), 0, 'rebooted before the restore was through: it runs again');
+  mkdirSync(join(root, 'scratch'));
+  writeFileSync(marker, 'the tidy step');
+  assert.equal(guard(), 3, 'marked, and the data gone: refused');
+});
+
 test('the data guard removes a restore\'s snapshot left beside the data, and only once the data is there', (t) => {
   const root = mkdtempSync(join(tmpdir(), 'data-guard-'));
   t.after(() => { rmSync(root, { recursive: true, force: true }); });

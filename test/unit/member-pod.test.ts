@@ -188,10 +188,11 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   const [fetch, restore, tidy] = pod.spec?.initContainers ?? [];
   assert.ok(fetch && restore && tidy);
   assert.equal(fetch.image, 'etcd-operator:dev');
-  const target = ['--to', '/var/etcd/restore.db', '--into', '/var/etcd/restore-into', '--scratch', '/var/etcd-restore-scratch/data'];
+  // The snapshot and both links on the scratch volume; only the record of a complete restore beside the data.
+  const target = ['--to', '/var/etcd-restore-scratch/restore.db', '--into', '/var/etcd-restore-scratch/into', '--scratch', '/var/etcd-restore-scratch/copy', '--complete', '/var/etcd/restore-complete'];
   assert.deepEqual(fetch.args, ['snapshot', 'fetch', ...target, '--data-dir', '/var/etcd/data', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
   assert.equal(restore.image, 'quay.io/coreos/etcd:v3.5.17');
-  assert.ok(restore.command?.includes('--data-dir=/var/etcd/restore-into') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
+  assert.ok(restore.command?.includes('--data-dir=/var/etcd-restore-scratch/into') && restore.command.includes('/var/etcd-restore-scratch/restore.db') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
   assert.ok(restore.command?.includes('--skip-hash-check'), 'the fetch step checked the hash; the member\'s own database has none');
   assert.deepEqual([tidy.name, tidy.image, tidy.args], ['tidy-restore', 'etcd-operator:dev', ['snapshot', 'tidy', ...target]]);
   // The scratch is on the node's disk, mounted into all three; never on the member's claim.
@@ -278,6 +279,11 @@ test('a member on a volume runs the data guard first (with --expect-data once it
   const pod = memberPod(input({ withClaim: true, restore: { volume: { claimName: 'backups', path: 'a/b.db' } } }));
   assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['data-guard', 'fetch-snapshot', 'restore-snapshot', 'tidy-restore'], 'the guard runs before a restore writes the data');
   assert.deepEqual(pod.spec.volumes?.find((v) => v.name === 'guard'), { name: 'guard', emptyDir: {} }, 'its marker lives as long as the pod');
+  // Restoring: the guard leaves its marker to the tidy step, which writes it once the data is there, as etcd starts.
+  const [restoringGuard, , , tidy] = pod.spec.initContainers ?? [];
+  assert.equal(restoringGuard?.args?.at(-1), '--marked-later');
+  assert.deepEqual(tidy?.args?.slice(-2), ['--started', '/var/run/etcd-guard/started']);
+  assert.ok(tidy.volumeMounts?.some((m) => m.name === 'guard' && m.mountPath === '/var/run/etcd-guard'));
   assert.equal(guard({ withClaim: false }), undefined);
 });
 

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { snapshotCommand } from '../../src/cli/snapshot.js';
-import { SNAPSHOT_REFUSED_EXIT } from '../../src/k8s/member-pod.js';
+import { DATA_LOST_EXIT, SNAPSHOT_REFUSED_EXIT } from '../../src/k8s/member-pod.js';
 import { readRefusal, refusalText, snapshotRefused } from '../../src/controllers/restore/backup-refusal.js';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { seal, sealingKey } from '../../src/storage/sealed.js';
@@ -137,60 +137,87 @@ test('the restore reads a member\'s refusal with its reason, in the step\'s curr
   assert.equal(snapshotRefused([fetching({ running: {} })]), undefined);
 });
 
-/** A restored member's volume and scratch as its restore steps see them, and etcdutl as far as the files go: it writes through the link. */
+/** A restored member's volume and scratch as its restore steps see them, and etcdutl as far as the files go: it reads the snapshot and writes through the link. */
 function restoringMember(t: { after: (fn: () => void) => void }) {
   const m = member(t);
   const volume = dirname(m.to);
-  const paths = { into: join(volume, 'restore-into'), scratch: join(volume, '..', 'scratch', 'data'), dataDir: join(volume, 'data') };
-  const target = ['--to', m.to, '--into', paths.into, '--scratch', paths.scratch];
+  const scratchVolume = join(volume, '..', 'scratch');
+  mkdirSync(scratchVolume);
+  const paths = {
+    snapshot: join(scratchVolume, 'restore.db'), into: join(scratchVolume, 'into'), scratch: join(scratchVolume, 'copy'),
+    dataDir: join(volume, 'data'), complete: join(volume, 'restore-complete'), started: join(volume, '..', 'guard-started'),
+  };
+  const target = ['--to', paths.snapshot, '--into', paths.into, '--scratch', paths.scratch, '--complete', paths.complete];
   return {
     ...m, ...paths,
     fetch: (name: string) => snapshotCommand(['fetch', ...target, '--data-dir', paths.dataDir, '--dir', m.store, '--name', name, '--termination-log', m.log]),
-    tidy: () => snapshotCommand(['tidy', ...target]),
-    etcdutl: (db: Buffer) => {
+    tidy: () => snapshotCommand(['tidy', ...target, '--started', paths.started]),
+    /** What etcdutl leaves: the snapshot's bytes as the database; with `cut`, stopped after the log, before the database is done. */
+    etcdutl: (cut = false) => {
       if (readdirSync(paths.into).length > 0) throw new Error('data-dir not empty');
+      const db = readFileSync(paths.snapshot);
       mkdirSync(join(paths.into, 'member', 'wal'), { recursive: true });
-      mkdirSync(join(paths.into, 'member', 'snap'), { recursive: true });
       writeFileSync(join(paths.into, 'member', 'wal', '0000000000000000-0000000000000000.wal'), 'wal');
+      if (cut) return;
+      mkdirSync(join(paths.into, 'member', 'snap'), { recursive: true });
       writeFileSync(join(paths.into, 'member', 'snap', 'db'), db);
     },
   };
 }
 
-test('restore steps run again (a new sandbox) leave the member\'s data as it is: nothing fetched, etcdutl writes into the scratch, which is removed', async (t) => {
-  const m = restoringMember(t);
+/** A good snapshot in the member's store, under snap.db. */
+function stored(m: { store: string }): Buffer {
   const good = snapshot(64);
   writeFileSync(join(m.store, 'snap.db'), good);
   writeFileSync(join(m.store, 'snap.db.sha256'), `${sha256(good)}\n`);
+  return good;
+}
+
+test('restore steps run again (a new sandbox) leave the member\'s data as it is: nothing fetched, etcdutl reads its own database and writes into the scratch, which is removed', async (t) => {
+  const m = restoringMember(t);
+  const good = stored(m);
   assert.equal(await m.fetch('snap.db'), 0);
-  assert.ok(readFileSync(m.to).equals(good));
+  assert.ok(readFileSync(m.snapshot).equals(good));
   assert.equal(realpathSync(m.into), realpathSync(m.dataDir), 'etcdutl restores into the data directory');
-  m.etcdutl(good.subarray(0, good.length - 32));
+  m.etcdutl();
   assert.equal(await m.tidy(), 0);
-  for (const gone of [m.to, m.into, m.scratch]) assert.equal(existsSync(gone), false, gone);
+  for (const gone of [m.snapshot, m.into, m.scratch]) assert.equal(existsSync(gone), false, gone);
+  assert.ok(existsSync(m.complete) && existsSync(m.started), 'the restore recorded complete, and etcd about to start');
   const db = join(m.dataDir, 'member', 'snap', 'db');
   // etcd ran and wrote since; then the node rebooted. The backup is gone from the store by now: nothing is fetched.
   writeFileSync(db, 'served since');
   rmSync(join(m.store, 'snap.db'));
   assert.equal(await m.fetch('snap.db'), 0);
-  assert.equal(statSync(m.to).ino, statSync(db).ino, 'etcdutl reads the member\'s own database, not a copy');
+  assert.equal(realpathSync(m.snapshot), realpathSync(db), 'etcdutl reads the member\'s own database, not a copy');
   assert.equal(realpathSync(m.into), realpathSync(m.scratch), 'and writes into the scratch');
-  m.etcdutl(readFileSync(m.to));
+  m.etcdutl();
+  assert.equal(readFileSync(join(m.scratch, 'member', 'snap', 'db'), 'utf8'), 'served since');
   assert.equal(await m.tidy(), 0);
   assert.equal(readFileSync(db, 'utf8'), 'served since', 'the data untouched');
-  assert.equal(statSync(db).nlink, 1);
-  for (const gone of [m.to, m.into, m.scratch]) assert.equal(existsSync(gone), false, gone);
+  for (const gone of [m.snapshot, m.into, m.scratch]) assert.equal(existsSync(gone), false, gone);
 });
 
-test('restore steps after an etcdutl cut short (no write-ahead log: etcd never ran on it) restore again into an emptied data directory', async (t) => {
+test('restore steps after an etcdutl cut short (its log written, the restore not recorded complete: etcd never ran on it) restore again into an emptied data directory', async (t) => {
   const m = restoringMember(t);
-  const good = snapshot(64);
-  writeFileSync(join(m.store, 'snap.db'), good);
-  writeFileSync(join(m.store, 'snap.db.sha256'), `${sha256(good)}\n`);
-  mkdirSync(join(m.dataDir, 'member', 'snap'), { recursive: true });
-  writeFileSync(join(m.dataDir, 'member', 'snap', 'db'), 'half a copy');
+  const good = stored(m);
   assert.equal(await m.fetch('snap.db'), 0);
-  assert.ok(readFileSync(m.to).equals(good), 'fetched');
+  m.etcdutl(true);
+  // The node rebooted before etcdutl finished: the steps run again from the first.
+  assert.equal(await m.fetch('snap.db'), 0);
+  assert.ok(readFileSync(m.snapshot).equals(good), 'fetched again');
   assert.deepEqual(readdirSync(m.dataDir), [], 'emptied for etcdutl, which refuses a directory that is not');
   assert.equal(realpathSync(m.into), realpathSync(m.dataDir));
+});
+
+test('restore steps whose member\'s data is gone after its restore was complete refuse to restore the snapshot again (data lost), fetching nothing', async (t) => {
+  const m = restoringMember(t);
+  stored(m);
+  assert.equal(await m.fetch('snap.db'), 0);
+  m.etcdutl();
+  assert.equal(await m.tidy(), 0);
+  rmSync(m.dataDir, { recursive: true });
+  assert.equal(await m.fetch('snap.db'), DATA_LOST_EXIT);
+  assert.match(readFileSync(m.log, 'utf8'), /restore was complete and it may have served since/);
+  assert.equal(existsSync(m.snapshot), false, 'nothing fetched');
+  assert.equal(existsSync(m.dataDir), false, 'nothing made');
 });

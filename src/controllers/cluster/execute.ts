@@ -63,11 +63,12 @@ export const PLAIN_WAIT_MS = 2000;
  * serving fails its readiness probe, and that change of its pod wakes the reconciler at once, so this look is for
  * what no probe shows: NOSPACE (left out of readiness, so that reads go on), leadership, database sizes for the
  * status and the defragmentation policy, a member list changed by hand. Every 10 s it was most of an idle
- * operator's CPU (issue 36: 0.01–0.03 of a core with 20 clusters). 30 s took it to 0.004, but is not kept: on the
- * lab a NOSPACE recovery once reported its alarm gone (status alarms empty) while etcd still refused writes, and
- * only the next look corrected it, 30 s later; that lie must be fixed first (docs/decisions.md).
+ * operator's CPU (issue 36: 0.01–0.03 of a core with 20 clusters; 0.004 at 30 s). The cost is that NOSPACE is
+ * seen up to 30 s after etcd raised it (its recovery then takes about a second). A NOSPACE recovery that once
+ * seemed to report its alarm gone at this interval was a test reading the status from before the look as
+ * recovered (docs/decisions.md).
  */
-export const STEADY_LOOK_MS = 10_000;
+export const STEADY_LOOK_MS = 30_000;
 /**
  * How soon a steady cluster is looked at again while a member's pod is Ready but its etcd did not answer the
  * operator (its client port cut off from the operator's network, or slower than a status call): the time it has

@@ -4,7 +4,7 @@ import type { EtcdMember, EtcdStatus } from '../../etcd/client.js';
 import type { EtcdView } from './observe.js';
 import { memberName } from '../../etcd/client.js';
 import { ANNOTATION_CONFIG, ANNOTATION_FORCED, COREOS_MEMBER_LABEL, ANNOTATION_INITIAL_CLUSTER, ANNOTATION_SPEC_GENERATION, ANNOTATION_VERSION } from '../../k8s/labels.js';
-import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER, RESTORE_STEP, TIDY_STEP, configDigest } from '../../k8s/member-pod.js';
+import { DATA_GUARD, DATA_LOST_EXIT, ETCD_CONTAINER, FETCH_STEP, RESTORE_STEP, TIDY_STEP, configDigest } from '../../k8s/member-pod.js';
 import { memberPodSecurity } from '../../k8s/security.js';
 import type { MemberTls, RestoreSource } from '../../k8s/member-pod.js';
 import { specVersion } from '../../api/etcd-cluster.js';
@@ -37,8 +37,9 @@ export const madeByCoreOS = (pod: V1Pod): boolean => pod.metadata?.labels?.[CORE
 /** What the planner needs to know of a pod. */
 /** The pod's data guard refused to start etcd, now or last time: the member's volume came back empty. */
 function dataLost(pod: V1Pod): boolean {
-  const guard = pod.status?.initContainerStatuses?.find((c) => c.name === DATA_GUARD);
-  return [guard?.state?.terminated, guard?.lastState?.terminated].some((t) => t?.exitCode === DATA_LOST_EXIT);
+  // The guard's word, or a restore's fetch step's: the data of a member whose restore was complete is gone.
+  const steps = pod.status?.initContainerStatuses?.filter((c) => c.name === DATA_GUARD || c.name === FETCH_STEP) ?? [];
+  return steps.some((s) => [s.state?.terminated, s.lastState?.terminated].some((t) => t?.exitCode === DATA_LOST_EXIT));
 }
 
 /** The user a pod runs etcd as: its container's, else the pod's, else root (what etcd's images run as). */
