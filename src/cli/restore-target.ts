@@ -9,6 +9,7 @@
  * take neither a link nor the snapshot's room.
  */
 import { existsSync, fsyncSync, mkdirSync, openSync, closeSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { hasEtcdData } from './etcd-data.js';
 
 export interface RestoreLinks {
@@ -69,14 +70,16 @@ export function targetData(t: RestoreTarget): void {
   symlinkSync(t.dataDir, t.into);
 }
 
-/** Writes a small file and flushes it to disk before it returns: a record that must outlast a power cut. */
+/** Writes a small file and flushes it, and its directory's entry for it, to disk: a record that must outlast a power cut. */
 function durably(path: string, text: string): void {
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+  for (const [target, flags] of [[path, 'w'], [dirname(path), 'r']] as const) {
+    const fd = openSync(target, flags);
+    try {
+      if (target === path) writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
 }
 

@@ -15,7 +15,8 @@ import { SECRET_KEYS } from '../k8s/tls-secrets.js';
 import { saveSnapshot } from '../controllers/backup/save.js';
 import { createLogger, logProcessWarnings } from '../runtime/log.js';
 import { etcdChecked } from '../etcd/snapshot-hash.js';
-import { backupRefusal, refusalText } from '../controllers/restore/backup-refusal.js';
+import { RESTORED_BEFORE, backupRefusal, refusalText } from '../controllers/restore/backup-refusal.js';
+import { UsageError } from './usage.js';
 import { DATA_LOST_EXIT, SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
 import { RestoredDataLost, prepareTarget, targetData, tidyRestore } from './restore-target.js';
 import type { RestoreTarget } from './restore-target.js';
@@ -61,12 +62,15 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
     say('restore steps tidied', { removed: [steps.snapshot, steps.into, steps.scratch] });
     return 0;
   }
+  if (values['data-dir'] && !(steps && values.complete)) throw new UsageError('--data-dir needs --into, --scratch and --complete');
   const target: RestoreTarget | undefined = steps && values['data-dir'] && values.complete ? { ...steps, dataDir: values['data-dir'], complete: values.complete } : undefined;
   // Before anything is read: the data a past run of these steps restored is never fetched or restored over.
   if (positionals[0] === 'fetch' && target) {
     try {
       if (prepareTarget(target) === 'restored') {
         say('the member\'s data is in place already: nothing fetched; etcdutl restores into the scratch, which is then removed', { dataDir: target.dataDir });
+        // For the restore: what etcdutl does next reads no snapshot, and is no judge of the backup.
+        await writeFile(values['termination-log'], RESTORED_BEFORE).catch(() => undefined);
         return 0;
       }
     } catch (err) {

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { snapshotCommand } from '../../src/cli/snapshot.js';
 import { DATA_LOST_EXIT, SNAPSHOT_REFUSED_EXIT } from '../../src/k8s/member-pod.js';
-import { readRefusal, refusalText, snapshotRefused } from '../../src/controllers/restore/backup-refusal.js';
+import { RESTORED_BEFORE, readRefusal, refusalText, snapshotRefused } from '../../src/controllers/restore/backup-refusal.js';
+import { UsageError } from '../../src/cli/usage.js';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { seal, sealingKey } from '../../src/storage/sealed.js';
 import { Readable } from 'node:stream';
@@ -188,10 +189,15 @@ test('restore steps run again (a new sandbox) leave the member\'s data as it is:
   writeFileSync(db, 'served since');
   rmSync(join(m.store, 'snap.db'));
   assert.equal(await m.fetch('snap.db'), 0);
+  assert.equal(readFileSync(m.log, 'utf8'), RESTORED_BEFORE, 'the restore is told that what follows reads no snapshot');
   assert.equal(realpathSync(m.snapshot), realpathSync(db), 'etcdutl reads the member\'s own database, not a copy');
   assert.equal(realpathSync(m.into), realpathSync(m.scratch), 'and writes into the scratch');
   m.etcdutl();
   assert.equal(readFileSync(join(m.scratch, 'member', 'snap', 'db'), 'utf8'), 'served since');
+  // Rebooted again before the tidy step: the scratch etcdutl filled is emptied for it, and it runs again.
+  assert.equal(await m.fetch('snap.db'), 0);
+  assert.deepEqual(readdirSync(m.scratch), []);
+  m.etcdutl();
   assert.equal(await m.tidy(), 0);
   assert.equal(readFileSync(db, 'utf8'), 'served since', 'the data untouched');
   for (const gone of [m.snapshot, m.into, m.scratch]) assert.equal(existsSync(gone), false, gone);
@@ -207,6 +213,23 @@ test('restore steps after an etcdutl cut short (its log written, the restore not
   assert.ok(readFileSync(m.snapshot).equals(good), 'fetched again');
   assert.deepEqual(readdirSync(m.dataDir), [], 'emptied for etcdutl, which refuses a directory that is not');
   assert.equal(realpathSync(m.into), realpathSync(m.dataDir));
+});
+
+test('snapshot fetch: a data directory without the record of a complete restore is a usage error, not a restore into nowhere', async (t) => {
+  const m = restoringMember(t);
+  await assert.rejects(snapshotCommand(['fetch', '--to', m.snapshot, '--into', m.into, '--scratch', m.scratch, '--data-dir', m.dataDir, '--dir', m.store, '--name', 'snap.db']), UsageError);
+});
+
+test('etcdutl failing over a member\'s restored data (its fetch step fetched nothing) is no refusal of the backup; failing on a fetched one is', () => {
+  const pod = (fetchMessage: string): V1Pod => ({
+    metadata: { name: 'r-1' },
+    status: { initContainerStatuses: [
+      { name: 'fetch-snapshot', image: 'op', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, message: fetchMessage } } },
+      { name: 'restore-snapshot', image: 'etcd', imageID: '', ready: false, restartCount: 1, lastState: { terminated: { exitCode: 1, message: 'write /var/etcd-restore-scratch/copy/member/snap/db: no space left on device' } } },
+    ] },
+  });
+  assert.equal(snapshotRefused([pod(RESTORED_BEFORE)]), undefined);
+  assert.equal(snapshotRefused([pod('')])?.reason, 'SnapshotRejected');
 });
 
 test('restore steps whose member\'s data is gone after its restore was complete refuse to restore the snapshot again (data lost), fetching nothing', async (t) => {

@@ -35,15 +35,21 @@ export function refusalText(r: BackupRefusal): string {
 /** The kubelet keeps this much of a termination message. */
 const TERMINATION_MESSAGE_BYTES = 4096;
 
+/** The fetch step's termination message when the member's restore was complete already and nothing was fetched. */
+export const RESTORED_BEFORE = 'restored before: nothing fetched';
+
 /**
  * Why a member refused the snapshot for good, from its restore steps: the fetch step found the backup's bytes
  * refused (its exit code says so, now or in the run before: a step run again may fail otherwise, and the
  * refusal stands), or etcdutl failed, which it does the same way on the same file (a retry then finds the data
- * directory it left and says only that).
+ * directory it left and says only that). etcdutl run again over a member's restored data (its fetch step says
+ * so) reads no snapshot: its failure (a node without room for the copy) is the member's, not the backup's.
  */
 export function snapshotRefused(pods: readonly V1Pod[]): BackupRefusal | undefined {
   for (const pod of pods) {
     const member = pod.metadata?.name ?? '';
+    const fetch = pod.status?.initContainerStatuses?.find((s) => s.name === FETCH_STEP);
+    const restoredBefore = fetch?.state?.terminated?.message === RESTORED_BEFORE;
     for (const s of pod.status?.initContainerStatuses ?? []) {
       const runs = [s.state?.terminated, s.lastState?.terminated];
       const refused = s.name === FETCH_STEP ? runs.find((x) => x?.exitCode === SNAPSHOT_REFUSED_EXIT) : undefined;
@@ -53,7 +59,7 @@ export function snapshotRefused(pods: readonly V1Pod[]): BackupRefusal | undefin
       }
       const failed = runs.find((x) => x && x.exitCode !== 0);
       // A sandbox made anew (a node reboot) runs the step again on the data it made: not the snapshot's fault.
-      if (s.name === RESTORE_STEP && failed && !/not empty/.test(failed.message ?? '')) {
+      if (s.name === RESTORE_STEP && failed && !restoredBefore && !/not empty/.test(failed.message ?? '')) {
         return { reason: 'SnapshotRejected', message: `etcdutl snapshot restore failed on member ${member}: ${(failed.message ?? '').trim() || `exit code ${failed.exitCode}`}` };
       }
     }
