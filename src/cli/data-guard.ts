@@ -59,7 +59,7 @@ export function dataGuardCommand(argv: string[]): number {
     report(`the data directory ${dataDir} is empty, but this member has started before: it must not rejoin under its old ID`);
     return DATA_LOST_EXIT;
   }
-  // A pod that restores runs its restore steps after this one: a snapshot left here now is a past restore's.
+  // An earlier operator's restore steps left their snapshot beside the data: of no use once the data is there.
   if (values.leftover && hasEtcdData(dataDir)) rmSync(values.leftover, { force: true });
   if (values['marked-later']) return 0;
   mkdirSync(dirname(marker), { recursive: true });

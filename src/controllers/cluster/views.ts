@@ -35,7 +35,7 @@ export const clusterSettled = (cluster: EtcdCluster | undefined): boolean => clu
 export const madeByCoreOS = (pod: V1Pod): boolean => pod.metadata?.labels?.[COREOS_MEMBER_LABEL] !== undefined;
 
 /** What the planner needs to know of a pod. */
-/** The pod's data guard refused to start etcd, now or last time: the member's volume came back empty. */
+/** The pod's data guard (or a restore's fetch step) refused to start etcd, now or last time: the member's data came back empty. */
 function dataLost(pod: V1Pod): boolean {
   // The guard's word, or a restore's fetch step's: the data of a member whose restore was complete is gone.
   const steps = pod.status?.initContainerStatuses?.filter((c) => c.name === DATA_GUARD || c.name === FETCH_STEP) ?? [];
