@@ -81,6 +81,10 @@ test('EtcdRestore: a new 3-member cluster from an S3 backup holds exactly its 10
   assert.deepEqual([caught.status?.phase, caught.status?.reason], ['Failed', 'ChecksumMismatch'], JSON.stringify(caught.status));
   assert.match(caught.status?.conditions?.[0]?.message ?? '', /member never-tampered-\w+ refused the backup: tampered\.db: sha256 [0-9a-f]{64} does not match the stored [0-9a-f]{64}/);
   await neverServed(bed, 'never-tampered');
+  // The cluster it made says so too, not only the restore: it never starts, and waits for a person to delete it.
+  const told = await eventually('the cluster made from it says the backup was refused', 60_000, async () =>
+    (await bed.get('never-tampered')).status?.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'BackupRefused'));
+  assert.match(told.message ?? '', /refused the backup it restores from \(ChecksumMismatch: .*delete it, and restore from another backup/);
 
   // A snapshot that etcd itself would reject (damaged before it was stored: etcd's own sha256 at its end no longer
   // matches) with a sha256 beside it that vouches for those bytes: refused with the cause, etcd never started on it

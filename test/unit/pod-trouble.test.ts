@@ -91,10 +91,10 @@ test('a start is recorded only on evidence of one: a never-started container sho
   assert.equal(etcdStarted(pod({ phase: 'Failed', containerStatuses: [unknown] })), false);
 });
 
-test('a restore\'s fetch step that refused its backup, restarted by the kubelet, is no crash loop: the EtcdRestore says why', () => {
+test('a restore\'s fetch step that refused its backup, restarted by the kubelet, is no crash loop: the cluster says the backup was refused, and why', () => {
   const refused = { terminated: { exitCode: 4, message: '{"reason":"ChecksumMismatch","message":"x"}' } };
   const looping = pod({ phase: 'Pending', initContainerStatuses: [container('fetch-snapshot', { restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: refused })] });
-  assert.equal(podTrouble(looping), undefined);
+  assert.deepEqual(podTrouble(looping), { reason: 'BackupRefused', message: 'member pod ex-1 refused the backup it restores from (ChecksumMismatch: x); this cluster never starts from it: delete it, and restore from another backup' });
   // Failing otherwise (a store that does not answer), it is one.
   const failing = pod({ phase: 'Pending', initContainerStatuses: [container('fetch-snapshot', { restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1 } } })] });
   assert.equal(podTrouble(failing)?.reason, 'CrashLooping');

@@ -1,8 +1,9 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { DATA_GUARD, DATA_LOST_EXIT, DATA_NOT_OURS_EXIT, DATA_VOLUME, ETCD_CONTAINER, FETCH_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
+import { readRefusal } from '../restore/backup-refusal.js';
 
 /** Why a member pod does not run etcd, as the scheduler or its kubelet says. */
-export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'DiskFull', 'PodFailed'] as const;
+export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'DiskFull', 'PodFailed', 'BackupRefused'] as const;
 
 export type TroubleReason = typeof TROUBLE_REASONS[number];
 
@@ -71,8 +72,16 @@ function containerTrouble(p: V1Pod, c: V1ContainerStatus): PodTrouble | undefine
   if (c.name === DATA_GUARD && refusesData(c)) {
     return { reason: 'ContainerFailed', message: `member pod ${pod} cannot use its data: ${guardWords(last?.message ?? c.state?.terminated?.message)}` };
   }
-  // A restore's backup refused by the fetch step: the EtcdRestore says why (its reason), and no restart can help.
-  if (c.name === FETCH_STEP && [c.state?.terminated, last].some((t) => t?.exitCode === SNAPSHOT_REFUSED_EXIT)) return undefined;
+  // A restore's backup refused by the fetch step: no crash loop (no restart can help), and the cluster says so too,
+  // not only its EtcdRestore: it never starts, and waits for a person to delete it.
+  const refused = [c.state?.terminated, last].find((t) => c.name === FETCH_STEP && t?.exitCode === SNAPSHOT_REFUSED_EXIT);
+  if (refused) {
+    const { reason, message } = readRefusal(refused.message ?? '');
+    return {
+      reason: 'BackupRefused',
+      message: `member pod ${pod} refused the backup it restores from (${reason}: ${message}); this cluster never starts from it: delete it, and restore from another backup`,
+    };
+  }
   if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused && DISK_FULL.test(last?.message ?? '')) return diskFull(p, c);
   if (waiting?.reason === 'CrashLoopBackOff' && !guardRefused) {
     const exit = last ? `; last exit code ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : '';
