@@ -1,6 +1,6 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { DATA_GUARD, DATA_LOST_EXIT, DATA_NOT_OURS_EXIT, DATA_VOLUME, ETCD_CONTAINER, FETCH_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
-import { readRefusal } from '../restore/backup-refusal.js';
+import { DATA_GUARD, DATA_LOST_EXIT, DATA_NOT_OURS_EXIT, DATA_VOLUME, ETCD_CONTAINER } from '../../k8s/member-pod.js';
+import { fetchRefusal } from '../restore/backup-refusal.js';
 
 /** Why a member pod does not run etcd, as the scheduler or its kubelet says. */
 export const TROUBLE_REASONS = ['Unschedulable', 'ImagePullFailed', 'ContainerFailed', 'CrashLooping', 'DiskFull', 'PodFailed', 'BackupRefused'] as const;
@@ -74,9 +74,9 @@ function containerTrouble(p: V1Pod, c: V1ContainerStatus): PodTrouble | undefine
   }
   // A restore's backup refused by the fetch step: no crash loop (no restart can help), and the cluster says so too,
   // not only its EtcdRestore: it never starts, and waits for a person to delete it.
-  const refused = [c.state?.terminated, last].find((t) => c.name === FETCH_STEP && t?.exitCode === SNAPSHOT_REFUSED_EXIT);
+  const refused = fetchRefusal(c);
   if (refused) {
-    const { reason, message } = readRefusal(refused.message ?? '');
+    const { reason, message } = refused;
     return {
       reason: 'BackupRefused',
       message: `member pod ${pod} refused the backup it restores from (${reason}: ${message}); this cluster never starts from it: delete it, and restore from another backup`,

@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { ChecksumMismatch } from '../../storage/storage.js';
 import { FETCH_STEP, RESTORE_STEP, SNAPSHOT_REFUSED_EXIT } from '../../k8s/member-pod.js';
 import { SealError } from '../../storage/sealed.js';
@@ -51,12 +51,9 @@ export function snapshotRefused(pods: readonly V1Pod[]): BackupRefusal | undefin
     const fetch = pod.status?.initContainerStatuses?.find((s) => s.name === FETCH_STEP);
     const restoredBefore = fetch?.state?.terminated?.message === RESTORED_BEFORE;
     for (const s of pod.status?.initContainerStatuses ?? []) {
+      const refused = fetchRefusal(s);
+      if (refused) return { reason: refused.reason, message: `member ${member} refused the backup: ${refused.message}` };
       const runs = [s.state?.terminated, s.lastState?.terminated];
-      const refused = s.name === FETCH_STEP ? runs.find((x) => x?.exitCode === SNAPSHOT_REFUSED_EXIT) : undefined;
-      if (refused) {
-        const { reason, message } = readRefusal(refused.message ?? '');
-        return { reason, message: `member ${member} refused the backup: ${message}` };
-      }
       const failed = runs.find((x) => x && x.exitCode !== 0);
       // A sandbox made anew (a node reboot) runs the step again on the data it made: not the snapshot's fault.
       if (s.name === RESTORE_STEP && failed && !restoredBefore && !/not empty/.test(failed.message ?? '')) {
@@ -65,6 +62,16 @@ export function snapshotRefused(pods: readonly V1Pod[]): BackupRefusal | undefin
     }
   }
   return undefined;
+}
+
+/**
+ * The refusal a restore's fetch step ended with, now or in its run before (a step run again may fail otherwise, and
+ * the refusal stands); undefined for any other step, or a fetch step that refused nothing.
+ */
+export function fetchRefusal(step: V1ContainerStatus): BackupRefusal | undefined {
+  if (step.name !== FETCH_STEP) return undefined;
+  const refused = [step.state?.terminated, step.lastState?.terminated].find((t) => t?.exitCode === SNAPSHOT_REFUSED_EXIT);
+  return refused ? readRefusal(refused.message ?? '') : undefined;
 }
 
 /**
