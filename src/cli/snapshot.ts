@@ -7,14 +7,14 @@ import { DirectoryStorage } from '../storage/directory.js';
 import { s3Storage } from '../storage/locate.js';
 import { writeInBlocks } from '../storage/file-blocks.js';
 import type { BackupStorage } from '../storage/storage.js';
-import { CODECS, unseal } from '../storage/sealed.js';
+import { CODECS } from '../storage/sealed.js';
+import { restorableSnapshot } from '../storage/snapshot-read.js';
 import type { KeyRing, SealOptions } from '../storage/sealed.js';
 import { keyRingFromDir, sealWith } from '../storage/keys.js';
 import { EtcdClient } from '../etcd/client.js';
 import { SECRET_KEYS } from '../k8s/tls-secrets.js';
 import { saveSnapshot } from '../controllers/backup/save.js';
 import { createLogger, logProcessWarnings } from '../runtime/log.js';
-import { etcdChecked } from '../etcd/snapshot-hash.js';
 import { RESTORED_BEFORE, backupRefusal, refusalText } from '../controllers/restore/backup-refusal.js';
 import { UsageError } from './usage.js';
 import { DATA_LOST_EXIT, SNAPSHOT_REFUSED_EXIT } from '../k8s/member-pod.js';
@@ -131,7 +131,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   try {
     const file = await open(partial, 'w');
     try {
-      await writeInBlocks(file, etcdChecked(name, unseal(storage.get(name), keys ?? new Map(), name)));
+      await writeInBlocks(file, restorableSnapshot(name, await storage.open(name), keys ?? new Map()));
     } finally {
       await file.close();
     }

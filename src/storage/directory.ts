@@ -3,7 +3,7 @@ import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promis
 import { dirname, join, relative, resolve } from 'node:path';
 import { CHECKSUM_SUFFIX, checksumText, checksumsOf, committed, measured, verified } from './storage.js';
 import { FILE_BLOCK_BYTES, writeInBlocks } from './file-blocks.js';
-import type { BackupStorage, StoredObject } from './storage.js';
+import type { BackupStorage, StoredBytes, StoredObject } from './storage.js';
 
 const FLUSH_EVERY_BYTES = 64 * 1024 * 1024;
 
@@ -98,12 +98,16 @@ export class DirectoryStorage implements BackupStorage {
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
+    yield* verified(name, await this.open(name));
+  }
+
+  async open(name: string): Promise<StoredBytes> {
     const path = this.path(name);
     const sums = await readChecksum(`${path}${CHECKSUM_SUFFIX}`);
     // No sha256: a missing file is said as such (ENOENT), not as a backup without its sha256.
     if (!sums) await stat(path);
     const accepted = checksumsOf(name, sums);
-    yield* verified(name, createReadStream(path, { highWaterMark: FILE_BLOCK_BYTES }) as AsyncIterable<Buffer>, accepted);
+    return { data: createReadStream(path, { highWaterMark: FILE_BLOCK_BYTES }) as AsyncIterable<Buffer>, accepted };
   }
 
   async list(prefix: string): Promise<string[]> {

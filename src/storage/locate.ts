@@ -1,5 +1,5 @@
 import { awsProfile } from './aws-files.js';
-import type { BackupStorage, StoredObject } from './storage.js';
+import type { BackupStorage, StoredBytes, StoredObject } from './storage.js';
 import type { S3Settings, S3Storage } from './s3.js';
 
 export interface S3Place {
@@ -46,6 +46,10 @@ class LazyS3Storage implements BackupStorage {
 
   async *get(name: string): AsyncIterable<Buffer> {
     yield* (await this.storage()).get(name);
+  }
+
+  async open(name: string): Promise<StoredBytes> {
+    return (await this.storage()).open(name);
   }
 
   async list(prefix: string): Promise<string[]> {

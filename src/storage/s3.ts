@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { MultipartUpload } from './multipart.js';
 import { BufferPool, filledParts } from './parts.js';
 import { CHECKSUM_SUFFIX, checksumText, checksumsOf, committed, verified } from './storage.js';
-import type { BackupStorage, StoredObject } from './storage.js';
+import type { BackupStorage, StoredBytes, StoredObject } from './storage.js';
 
 export interface S3Settings {
   bucket: string;
@@ -142,13 +142,17 @@ export class S3Storage implements BackupStorage {
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
+    yield* verified(name, await this.open(name));
+  }
+
+  async open(name: string): Promise<StoredBytes> {
     const sums = await this.checksumOf(name);
     // No sha256: the object itself may be missing too (a mistyped path), which is what to say then.
     if (!sums) await this.client.send(new HeadObjectCommand({ Bucket: this.s.bucket, Key: name })).catch(notFoundAsNoSuchKey(name));
     const accepted = checksumsOf(name, sums);
     const object = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: name }));
     if (!object.Body) throw new Error(`${name}: empty answer`);
-    yield* verified(name, object.Body as Readable, accepted);
+    return { data: object.Body as Readable, accepted };
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -239,7 +239,7 @@ class ByteReader {
       const next = await this.it.next();
       if (next.done) this.done = true;
       else {
-        this.parts.push(Buffer.from(next.value));
+        this.parts.push(asBuffer(next.value));
         this.held += next.value.length;
       }
     }
@@ -273,7 +273,29 @@ class ByteReader {
     for (;;) {
       const next = await this.it.next();
       if (next.done) return;
-      yield Buffer.from(next.value);
+      yield asBuffer(next.value);
     }
   }
+}
+
+/**
+ * The bytes as a Buffer without copying them (Buffer.from copies a Buffer): every byte of a restored snapshot
+ * passes through here, and a copy of each chunk was a gigabyte more to allocate and collect. A view is safe to
+ * hold: a store's answer and a file's stream hand out each chunk once and never write into it again.
+ */
+const asBuffer = (chunk: Uint8Array): Buffer => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+
+/** Whether the object is sealed (compressed or encrypted by a backup), from its first bytes; all of them read on. */
+export async function peekSealed(source: AsyncIterable<Uint8Array>): Promise<{ sealed: boolean; data: AsyncIterable<Buffer> }> {
+  const reader = new ByteReader(source);
+  const head = await reader.read(MAGIC.length);
+  async function* all(): AsyncIterable<Buffer> {
+    try {
+      yield head;
+      yield* reader.rest();
+    } finally {
+      await reader.close();
+    }
+  }
+  return { sealed: head.equals(MAGIC), data: all() };
 }

@@ -21,6 +21,11 @@ export interface BackupStorage {
   /** The object's bytes; the iteration throws ChecksumMismatch at its end if they differ from the stored sha256. */
   get(name: string): AsyncIterable<Buffer>;
   /**
+   * The object's bytes unchecked, with the sha256s they must have: for a reader that hashes the bytes anyway and
+   * checks them itself (a restore's fetch, in its one pass). An object without its sha256 is refused here.
+   */
+  open(name: string): Promise<StoredBytes>;
+  /**
    * Names of the objects that start with `prefix` and have their sha256 beside them, in name order. A change
    * log resumes after the last chunk listed and a restore starts from the newest snapshot listed: one whose
    * put never finished would be revisions reported stored that no restore can bring back.
@@ -28,6 +33,12 @@ export interface BackupStorage {
   list(prefix: string): Promise<string[]>;
   /** Removes an object and its checksum. */
   remove(name: string): Promise<void>;
+}
+
+/** An object's bytes, not yet checked, and the sha256s its checksum file accepts (checksumsOf). */
+export interface StoredBytes {
+  data: AsyncIterable<Buffer>;
+  accepted: readonly string[];
 }
 
 export const CHECKSUM_SUFFIX = '.sha256';
@@ -97,9 +108,13 @@ export function checksumsOf(name: string, text: string): string[] {
 }
 
 /** Yields the bytes, then throws if their sha256 is not one of the `accepted` (see checksumsOf). */
-export async function* verified(name: string, source: AsyncIterable<Uint8Array>, accepted: readonly string[]): AsyncIterable<Buffer> {
-  const m = measured(source);
+export async function* verified(name: string, { data, accepted }: StoredBytes): AsyncIterable<Buffer> {
+  const m = measured(data);
   yield* m.data;
-  const { sha256 } = m.result();
+  acceptSha256(name, accepted, m.result().sha256);
+}
+
+/** Throws ChecksumMismatch unless `sha256` is one of the `accepted`. */
+export function acceptSha256(name: string, accepted: readonly string[], sha256: string): void {
   if (!accepted.includes(sha256)) throw new ChecksumMismatch(name, accepted.join(' or '), sha256);
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { SnapshotRejected, etcdChecked } from '../../src/etcd/snapshot-hash.js';
+import { ChecksumMismatch } from '../../src/storage/storage.js';
 
 /** A snapshot as etcd sends one: whole 512-byte pages, then the sha256 of them. */
 const snapshot = (pages: number): Buffer => {
@@ -17,9 +18,9 @@ const chunked = (bytes: Buffer): Buffer[] => {
   return chunks;
 };
 
-const drain = async (bytes: Buffer): Promise<Buffer> => {
+const drain = async (bytes: Buffer, storedSums?: string[]): Promise<Buffer> => {
   const out: Buffer[] = [];
-  for await (const c of etcdChecked('snap.db', Readable.from(chunked(bytes)))) out.push(c);
+  for await (const c of etcdChecked('snap.db', Readable.from(chunked(bytes)), storedSums)) out.push(c);
   return Buffer.concat(out);
 };
 
@@ -33,4 +34,16 @@ test('a snapshot whose sha256 does not match, or that has none, is refused as et
   damaged[1000] = (damaged[1000] ?? 0) ^ 1;
   await assert.rejects(drain(damaged), (err: unknown) => err instanceof SnapshotRejected && /does not match its content/.test(err.message));
   await assert.rejects(drain(randomBytes(40 * 512)), (err: unknown) => err instanceof SnapshotRejected && /not an etcd snapshot with its integrity hash/.test(err.message));
+});
+
+test('in the same pass, the store\'s sha256 of the whole object is checked too, and a mismatch is said as the store\'s before etcd\'s', async () => {
+  const bytes = snapshot(50);
+  const whole = createHash('sha256').update(bytes).digest('hex');
+  assert.ok((await drain(bytes, ['0'.repeat(64), whole])).equals(bytes), 'any sum the checksum file accepts');
+  await assert.rejects(drain(bytes, ['0'.repeat(64)]), (err: unknown) => err instanceof ChecksumMismatch && err.message.includes(`sha256 ${whole} does not match`));
+  const damaged = Buffer.from(bytes);
+  damaged[700] = (damaged[700] ?? 0) ^ 1;
+  await assert.rejects(drain(damaged, [whole]), (err: unknown) => err instanceof ChecksumMismatch, 'the stored sha256 first, as the store\'s own read would');
+  const tiny = Buffer.from('short');
+  await assert.rejects(drain(tiny, [createHash('sha256').update(tiny).digest('hex')]), (err: unknown) => err instanceof SnapshotRejected, 'fewer bytes than a hash: the sum is of them all');
 });

@@ -96,8 +96,8 @@ test('a checksum file written for a replacement accepts the new object and the o
   assert.equal(checksumText(c ?? '', `${b ?? ''}\n${a ?? ''}\n`), `${c ?? ''}\n${b ?? ''}\n${a ?? ''}\n`, 'every object that may be in place stays accepted');
   assert.equal(checksumText(a ?? '', `${a ?? ''}\n`), `${a ?? ''}\n`, 'the same object twice is one line');
   assert.deepEqual(acceptedSums(`${a ?? ''}  snap.db\n`), [a], 'sha256sum\'s output: the sum, then the file name');
-  for (const held of ['a', 'b']) assert.equal((await drain(verified('o', Readable.from([Buffer.from(held)]), checksumsOf('o', `${b ?? ''}\n${a ?? ''}\n`)))).toString(), held);
-  await assert.rejects(drain(verified('o', Readable.from([Buffer.from('c')]), checksumsOf('o', `${b ?? ''}\n${a ?? ''}\n`))), (err: unknown) => err instanceof ChecksumMismatch && err.message.includes(' or '));
+  for (const held of ['a', 'b']) assert.equal((await drain(verified('o', { data: Readable.from([Buffer.from(held)]), accepted: checksumsOf('o', `${b ?? ''}\n${a ?? ''}\n`) }))).toString(), held);
+  await assert.rejects(drain(verified('o', { data: Readable.from([Buffer.from('c')]), accepted: checksumsOf('o', `${b ?? ''}\n${a ?? ''}\n`) })), (err: unknown) => err instanceof ChecksumMismatch && err.message.includes(' or '));
 });
 
 test('a store\'s answer says a request did nothing only when it refused it; no answer, a retried server error or a missing upload leave it open', () => {

@@ -19,14 +19,13 @@ import { openStorage, readKeyRing } from '../backup/storage-for.js';
 import type { OpenedStorage } from '../backup/storage-for.js';
 import { snapshotSource } from '../backup/source.js';
 import type { EtcdClients } from '../cluster/tls.js';
-import { unseal } from '../../storage/sealed.js';
+import { restorableSnapshot } from '../../storage/snapshot-read.js';
 import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
 import { datedPeriodicBackups } from '../../storage/naming.js';
 import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { restoredShift } from './bumped-revisions.js';
 import { carriesOneShotRestore, clusterSettled, podReady } from '../cluster/views.js';
-import { etcdChecked } from '../../etcd/snapshot-hash.js';
 import { backupRefusal, snapshotRefused } from './backup-refusal.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
@@ -362,8 +361,8 @@ async function probeBackup(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
   const { opened, keys } = source;
   const object = snapshot ?? opened.name;
   try {
-    // Leaving the loop ends the read: unseal lets its source go, and closing the store closes its connection.
-    for await (const block of etcdChecked(object, unseal(opened.storage.get(object), keys, object))) {
+    // Leaving the loop ends the read: the reader lets its source go, and closing the store closes its connection.
+    for await (const block of restorableSnapshot(object, await opened.storage.open(object), keys)) {
       log.info({ object, firstBlock: block.length }, 'backup opened; its members check every byte as they fetch it');
       break;
     }
