@@ -16,6 +16,8 @@ export interface ReconcileResult {
 export interface ReconcileContext {
   log: Logger;
   reconcileId: string;
+  /** Due only to the key's own requeue or retry: no change to anything the controller watches came since its last pass. */
+  timedOnly: boolean;
 }
 
 export type Reconcile = (key: string, context: ReconcileContext) => Promise<ReconcileResult | undefined>;
@@ -112,7 +114,7 @@ export class Controller {
     const started = process.hrtime.bigint();
     const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
     try {
-      const result = await this.options.reconcile(key, { log, reconcileId });
+      const result = await this.options.reconcile(key, { log, reconcileId, timedOnly: this.queue.timedOnly(key) });
       this.queue.forget(key);
       if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
       this.options.reconcileObserver?.reconciled?.(result?.requeueAfterMs !== undefined ? 'requeue_after' : 'success', seconds());

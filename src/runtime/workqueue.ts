@@ -22,6 +22,10 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly queuedAt = new Map<string, number>();
   private readonly delayed = new Map<string, { dueAt: number; timer: NodeJS.Timeout }>();
+  /** Keys added by anything but their own delayed add (a change seen, a first sync) since a worker last took them. */
+  private readonly asked = new Set<string>();
+  /** Keys being worked on that a worker took with nothing but their delayed add behind them. */
+  private readonly timed = new Set<string>();
   private readonly idleWorkers: ((key: string | undefined) => void)[] = [];
   private drained: (() => void) | undefined;
   private shuttingDown = false;
@@ -33,6 +37,19 @@ export class WorkQueue {
   }
 
   add(key: string): void {
+    if (!this.shuttingDown) this.asked.add(key);
+    this.queueKey(key);
+  }
+
+  /**
+   * Whether the key, as a worker took it (until done), was due only to its delayed add (a requeue after, a retry's
+   * backoff): nothing changed in what the controller watches since it was last taken.
+   */
+  timedOnly(key: string): boolean {
+    return this.timed.has(key);
+  }
+
+  private queueKey(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
     this.observer.added?.(key);
@@ -52,7 +69,7 @@ export class WorkQueue {
     if (pending) clearTimeout(pending.timer);
     const timer = setTimeout(() => {
       this.delayed.delete(key);
-      this.add(key);
+      this.queueKey(key);
     }, delayMs);
     this.delayed.set(key, { dueAt, timer });
   }
@@ -85,6 +102,7 @@ export class WorkQueue {
 
   done(key: string): void {
     this.processing.delete(key);
+    this.timed.delete(key);
     if (this.dirty.has(key)) this.enqueue(key);
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
   }
@@ -112,6 +130,8 @@ export class WorkQueue {
 
   private take(key: string): string {
     this.dirty.delete(key);
+    if (this.asked.delete(key)) this.timed.delete(key);
+    else this.timed.add(key);
     this.processing.add(key);
     const since = this.queuedAt.get(key);
     this.queuedAt.delete(key);

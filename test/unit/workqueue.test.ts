@@ -122,3 +122,25 @@ test('a queue shutting down hands out none of the keys still queued: an ended te
   await shutdown;
   assert.equal(await q.get(), undefined);
 });
+
+test('a key taken only because its delayed add came due is timed only; one a change added since is not, even if its timer came too', async () => {
+  const q = queue();
+  q.add('a');
+  assert.equal(await q.get(), 'a');
+  assert.equal(q.timedOnly('a'), false, 'first added by a change');
+  q.addAfter('a', 5);
+  q.done('a');
+  assert.equal(await q.get(), 'a');
+  assert.equal(q.timedOnly('a'), true, 'nothing but its requeue');
+  q.done('a');
+  assert.equal(q.timedOnly('a'), false, 'forgotten once done');
+  q.addAfter('a', 5);
+  q.add('a');
+  assert.equal(await q.get(), 'a');
+  assert.equal(q.timedOnly('a'), false, 'a change came before its timer');
+  q.add('a');
+  q.done('a');
+  assert.equal(await q.get(), 'a');
+  assert.equal(q.timedOnly('a'), false, 'a change came while it was worked on');
+  q.done('a');
+});

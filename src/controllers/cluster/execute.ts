@@ -63,8 +63,9 @@ export const PLAIN_WAIT_MS = 2000;
  * serving fails its readiness probe, and that change of its pod wakes the reconciler at once, so this look is for
  * what no probe shows: NOSPACE (left out of readiness, so that reads go on), leadership, database sizes for the
  * status and the defragmentation policy, a member list changed by hand. Every 10 s it was most of an idle
- * operator's CPU (issue 36: 0.01–0.03 of a core with 20 clusters; 0.004 at 30 s). The cost is that NOSPACE is
- * seen up to 30 s after etcd raised it (its recovery then takes about a second). A NOSPACE recovery that once
+ * operator's CPU (issue 36: 0.01–0.03 of a core with 20 clusters; 0.004 at 30 s). Between whole looks, at most
+ * WHOLE_LOOK_EVERY_MS apart, a look asks the leader alone whether anything moved (steady-look.ts). The cost is
+ * that NOSPACE is seen up to 30 s after etcd raised it (its recovery then takes about a second). A NOSPACE recovery that once
  * seemed to report its alarm gone at this interval was a test reading the status from before the look as
  * recovered (docs/decisions.md).
  */

@@ -9,6 +9,7 @@ import { writeStatus } from '../../runtime/status.js';
 import { rfc3339 } from '../../runtime/time.js';
 import { GROUP, VERSION, clusterPath } from '../../api/etcd-cluster.js';
 import type { ClusterStatus, EtcdCluster } from '../../api/etcd-cluster.js';
+import { clientUrl } from '../../etcd/identity.js';
 import type { ClusterAddress } from '../../etcd/identity.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import type { MemberTls, OperatorPodSettings, RestoreSource } from '../../k8s/member-pod.js';
@@ -28,7 +29,8 @@ import { strandedClaims } from './stranded-claims.js';
 import { growClaims } from './volume-growth.js';
 import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
-import { execute, pollingBounded } from './execute.js';
+import { STEADY_LOOK_MS, execute, pollingBounded } from './execute.js';
+import { SteadyLooks } from './steady-look.js';
 import { irreversible } from './irreversible.js';
 import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
@@ -97,7 +99,8 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
   const refusedSteps = new RefusedSteps();
   /** The CoreOS operator's leader locks, as this process has seen them change. */
   const coreosLocks = new CoreosLockWatch();
-  return async (key: string, { log }: ReconcileContext): Promise<ReconcileResult | undefined> => {
+  const steadyLooks = new SteadyLooks();
+  return async (key: string, { log, timedOnly }: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const [namespace = '', name = ''] = key.split('/');
     const cluster = d.clusters.get(namespace, name);
     // Gone: everything it made carries its owner reference, and the garbage collector removes it; member
@@ -106,11 +109,18 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
       for (const timer of [silence, lostNode, unclaimed, stopping, catchUp, unheard, polled]) timer.forget(key);
       spreading.forget(key);
       refusedSteps.forget(key);
+      steadyLooks.forget(key);
       d.metrics.gone(namespace, name);
       return undefined;
     }
     const uid = cluster.metadata.uid;
     const tlsNames = tlsSecretNames(name, cluster.spec);
+    // Nothing watched changed since a whole pass found it steady: its leader alone is asked whether etcd did.
+    if (timedOnly) {
+      const leaderAsked = await d.etcdClients.forCluster(namespace, tlsNames).catch(() => undefined);
+      if (leaderAsked && await steadyLooks.unchanged(key, cluster.metadata.resourceVersion, leaderAsked, performance.now())) return { requeueAfterMs: STEADY_LOOK_MS };
+    }
+    steadyLooks.forget(key);
     const address = clusterAddress(name, namespace, cluster.spec, d.clusterDomain);
 
     const path = clusterPath(namespace, name);
@@ -217,6 +227,9 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => (reported = clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed })));
     if (reported && monitored) d.metrics.observed(namespace, name, healthReading(state, reported));
+    if (action.type === 'Steady' && outcome.requeueAfterMs === STEADY_LOOK_MS && !written && !refusal && !takeoverPending) {
+      steadyLooks.record(key, cluster.metadata.resourceVersion, cached.etcdView.statuses, (member) => clientUrl(address, member), performance.now());
+    }
     // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.
     for (const event of conditionEvents(cluster.status, written?.status)) await d.events.record(involved, event.type, event.reason, event.message);
     const rebuilt = action.type === 'MarkBootstrapped' ? cluster.status?.rebuild : undefined;
