@@ -165,8 +165,8 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   const reflectors = [clusters, pods, claims, services, budgets, backups, restores, nodes];
   const etcdOptions = { timeoutMs: 2000, signal: active, ...(o.dnsServer ? { lookup: resolverLookup(o.dnsServer) } : {}) };
 
-  // Secrets are never listed or watched (see NamedSecrets): an auto-TLS Secret someone deletes is made again
-  // within a minute, by the cluster's periodic pass.
+  // Secrets are never listed or watched (see NamedSecrets): an auto-TLS Secret someone deletes is made again by
+  // the cluster's next whole pass (within WHOLE_LOOK_EVERY_MS, and a minute's cache).
   const secrets = new NamedSecrets(transport);
   const etcdClients = new EtcdClients(new EtcdClient(etcdOptions), (tls) => new EtcdClient({ ...etcdOptions, tls }), secrets);
   const events = new EventRecorder(transport, { component: 'etcd-operator', instance: identity, onError: (err) => { o.log.warn({ err }, 'event not recorded'); } });

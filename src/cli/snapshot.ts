@@ -131,7 +131,7 @@ export async function snapshotCommand(argv: string[]): Promise<number> {
   try {
     const file = await open(partial, 'w');
     try {
-      await writeInBlocks(file, restorableSnapshot(name, await storage.open(name), keys ?? new Map()));
+      await writeInBlocks(file, restorableSnapshot(name, await storage.openUnchecked(name), keys ?? new Map()));
     } finally {
       await file.close();
     }

@@ -6,6 +6,8 @@ import type { HealthReading } from '../controllers/cluster/health-reading.js';
 export interface ClusterObserver {
   /** What a pass saw, after its status was written. */
   observed(namespace: string, cluster: string, r: HealthReading): void;
+  /** A light look found the cluster as the last pass observed it: what that pass reported holds as of now. */
+  confirmed(namespace: string, cluster: string): void;
   /** An action carried out (not one etcd refused for now). */
   acted(namespace: string, cluster: string, a: ActionTaken, atMs: number): void;
   /**
@@ -63,7 +65,7 @@ export class ClusterMetrics {
   private readonly replacements = this.counter('member_replacements_total', 'Members removed to be made again (failed, lost, stale), not scaled away.');
   private readonly lastAction = this.gauge('last_action_timestamp_seconds', 'When the last action was taken, labelled by its kind.', ['action']);
   private readonly disarmed = this.counter('alarms_disarmed_total', 'Alarms the operator disarmed once it had recovered from them (NOSPACE), by alarm.', ['alarm']);
-  private readonly observedAt = this.gauge('observed_timestamp_seconds', 'When a pass last observed the cluster: its other series are as of then.');
+  private readonly observedAt = this.gauge('observed_timestamp_seconds', 'When a pass last observed the cluster, or a light look found it unchanged: its other series are as of then.');
 
   /** Per "namespace/cluster": the series of a further label it has (to replace or drop them), and the leader last seen. */
   private readonly seen = new Map<string, Seen>();
@@ -100,6 +102,9 @@ export class ClusterMetrics {
         if (seen.leader !== undefined && seen.leader !== r.leader) this.leaderChanges.inc(labels);
         seen.leader = r.leader;
       }
+    },
+    confirmed: (namespace, cluster) => {
+      if (this.seen.has(`${namespace}/${cluster}`)) this.observedAt.set({ namespace, etcd_cluster: cluster }, Date.now() / 1000);
     },
     acted: (namespace, cluster, { action, replacement, disarmed }, atMs) => {
       const labels = { namespace, etcd_cluster: cluster };

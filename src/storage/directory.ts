@@ -98,10 +98,10 @@ export class DirectoryStorage implements BackupStorage {
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
-    yield* verified(name, await this.open(name));
+    yield* verified(name, await this.openUnchecked(name));
   }
 
-  async open(name: string): Promise<StoredBytes> {
+  async openUnchecked(name: string): Promise<StoredBytes> {
     const path = this.path(name);
     const sums = await readChecksum(`${path}${CHECKSUM_SUFFIX}`);
     // No sha256: a missing file is said as such (ENOENT), not as a backup without its sha256.

@@ -48,8 +48,8 @@ class LazyS3Storage implements BackupStorage {
     yield* (await this.storage()).get(name);
   }
 
-  async open(name: string): Promise<StoredBytes> {
-    return (await this.storage()).open(name);
+  async openUnchecked(name: string): Promise<StoredBytes> {
+    return (await this.storage()).openUnchecked(name);
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -142,10 +142,10 @@ export class S3Storage implements BackupStorage {
   }
 
   async *get(name: string): AsyncIterable<Buffer> {
-    yield* verified(name, await this.open(name));
+    yield* verified(name, await this.openUnchecked(name));
   }
 
-  async open(name: string): Promise<StoredBytes> {
+  async openUnchecked(name: string): Promise<StoredBytes> {
     const sums = await this.checksumOf(name);
     // No sha256: the object itself may be missing too (a mistyped path), which is what to say then.
     if (!sums) await this.client.send(new HeadObjectCommand({ Bucket: this.s.bucket, Key: name })).catch(notFoundAsNoSuchKey(name));

@@ -288,7 +288,10 @@ const asBuffer = (chunk: Uint8Array): Buffer => (Buffer.isBuffer(chunk) ? chunk 
 /** Whether the object is sealed (compressed or encrypted by a backup), from its first bytes; all of them read on. */
 export async function peekSealed(source: AsyncIterable<Uint8Array>): Promise<{ sealed: boolean; data: AsyncIterable<Buffer> }> {
   const reader = new ByteReader(source);
-  const head = await reader.read(MAGIC.length);
+  const head = await reader.read(MAGIC.length).catch(async (err: unknown) => {
+    await reader.close().catch(() => undefined);
+    throw err;
+  });
   async function* all(): AsyncIterable<Buffer> {
     try {
       yield head;

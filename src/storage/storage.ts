@@ -22,9 +22,10 @@ export interface BackupStorage {
   get(name: string): AsyncIterable<Buffer>;
   /**
    * The object's bytes unchecked, with the sha256s they must have: for a reader that hashes the bytes anyway and
-   * checks them itself (a restore's fetch, in its one pass). An object without its sha256 is refused here.
+   * checks them itself (restorableSnapshot, a restore's one pass); any other reads through get. An object without
+   * its sha256 is refused here.
    */
-  open(name: string): Promise<StoredBytes>;
+  openUnchecked(name: string): Promise<StoredBytes>;
   /**
    * Names of the objects that start with `prefix` and have their sha256 beside them, in name order. A change
    * log resumes after the last chunk listed and a restore starts from the newest snapshot listed: one whose

@@ -64,6 +64,14 @@ test('cluster series: labelled by namespace and cluster only, phases and leaders
     'etcd_operator_cluster_alarms_disarmed_total{namespace="db",etcd_cluster="main",alarm="CORRUPT"} 0',
   ], 'counted from 0, so the first disarm is an increase');
   assert.equal((await lines(registry, 'etcd_operator_cluster_observed_timestamp_seconds')).length, 1);
+  // A light look that found it unchanged: the series hold as of now. One of a cluster never observed makes none.
+  const observedAt = async (): Promise<number> => Number((await lines(registry, 'etcd_operator_cluster_observed_timestamp_seconds'))[0]?.split(' ')[1]);
+  const before = await observedAt();
+  await new Promise((r) => setTimeout(r, 20));
+  o.confirmed('db', 'main');
+  o.confirmed('db', 'never-observed');
+  assert.ok(await observedAt() > before);
+  assert.equal((await lines(registry, 'etcd_operator_cluster_observed_timestamp_seconds')).length, 1);
 
   // A pass stopped by its configuration: degraded, and whether it serves not claimed from an older pass.
   o.misconfigured('db', 'main');

@@ -47,3 +47,33 @@ test('in the same pass, the store\'s sha256 of the whole object is checked too, 
   const tiny = Buffer.from('short');
   await assert.rejects(drain(tiny, [createHash('sha256').update(tiny).digest('hex')]), (err: unknown) => err instanceof SnapshotRejected, 'fewer bytes than a hash: the sum is of them all');
 });
+
+test('the store\'s sha256 in the same pass holds for any length and any chunking, and a tampered object matches none of several sums', async () => {
+  const sum = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+  const through = async (bytes: Buffer, chunk: number, sums: string[]): Promise<Buffer> => {
+    const out: Buffer[] = [];
+    const chunks = Array.from({ length: Math.ceil(bytes.length / chunk) }, (_, i) => bytes.subarray(i * chunk, (i + 1) * chunk));
+    for await (const c of etcdChecked('snap.db', Readable.from(chunks), sums)) out.push(c);
+    return Buffer.concat(out);
+  };
+  for (const length of [0, 7, 31, 32, 33]) {
+    const bytes = randomBytes(length);
+    for (const chunk of [1, 31]) {
+      await assert.rejects(through(bytes, chunk, [sum(bytes)]), (err: unknown) => err instanceof SnapshotRejected, `${length} bytes in ${chunk}-byte chunks: its sum matches, it is no snapshot`);
+      await assert.rejects(through(bytes, chunk, [sum(Buffer.from('x'))]), (err: unknown) => err instanceof ChecksumMismatch, `${length} bytes in ${chunk}-byte chunks: a wrong sum first`);
+    }
+  }
+  const good = snapshot(3);
+  for (const chunk of [1, 31, 33, 512]) assert.ok((await through(good, chunk, [sum(good)])).equals(good), `${chunk}-byte chunks`);
+  const tampered = Buffer.from(good);
+  tampered[good.length - 1] = (tampered[good.length - 1] ?? 0) ^ 1;
+  await assert.rejects(through(tampered, 31, [sum(good), sum(Buffer.from('older'))]), (err: unknown) => err instanceof ChecksumMismatch && err.message.includes(' or '), 'a change in etcd\'s own hash is a change of the object');
+});
+
+test('a source that fails partway is said as its own failure, not as a refused snapshot', async () => {
+  async function* failing(): AsyncIterable<Buffer> {
+    yield await Promise.resolve(randomBytes(4096));
+    throw new Error('connection reset');
+  }
+  await assert.rejects(async () => { for await (const c of etcdChecked('snap.db', failing(), ['0'.repeat(64)])) assert.ok(c.length >= 0); }, /connection reset/);
+});

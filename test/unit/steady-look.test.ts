@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SteadyLooks, WHOLE_LOOK_EVERY_MS } from '../../src/controllers/cluster/steady-look.js';
 import type { EtcdStatus } from '../../src/etcd/client.js';
+import { STEADY_LOOK_MS } from '../../src/controllers/cluster/execute.js';
 
 const status = (memberId: string, leaderId: string, o: Partial<EtcdStatus> = {}): EtcdStatus => ({
   memberId, leaderId, raftIndex: 100, raftTerm: 2, revision: 50, dbSize: 20480, dbSizeInUse: 16384, version: '3.5.17', isLearner: false, errors: [], storageVersion: '', downgradeTarget: '', ...o,
@@ -41,9 +42,13 @@ test('anything etcd changed through raft, the object changed, no answer, or the 
   }
   assert.equal(await looks.unchanged('ns/c', '8', etcdAnswering({ [url('m-1')]: status('1', '1') }), 1000), false, 'the EtcdCluster changed');
   assert.equal(await looks.unchanged('ns/c', '7', etcdAnswering({}), 1000), false, 'the leader did not answer');
-  assert.equal(await looks.unchanged('ns/c', '7', etcdAnswering({ [url('m-1')]: status('1', '1') }), WHOLE_LOOK_EVERY_MS), false, 'time for a whole pass');
-  assert.equal(await looks.unchanged('ns/c', '7', etcdAnswering({ [url('m-1')]: status('1', '1') }), WHOLE_LOOK_EVERY_MS - 1), true, 'still within the bound');
+  const lastLight = WHOLE_LOOK_EVERY_MS - STEADY_LOOK_MS;
+  assert.equal(await looks.unchanged('ns/c', '7', etcdAnswering({ [url('m-1')]: status('1', '1') }), lastLight), true, 'the next look still within the bound');
+  assert.equal(await looks.unchanged('ns/c', '7', etcdAnswering({ [url('m-1')]: status('1', '1') }), lastLight + 1), false, 'the next look would be past it: a whole pass now');
+  assert.equal(await looks.unchanged('ns/c', '7', etcdAnswering({ [url('m-1')]: status('1', '1') }), WHOLE_LOOK_EVERY_MS - 1), false, 'a timer a little early buys no light look more');
+  assert.equal(looks.has('ns/c'), true);
   looks.forget('ns/c');
+  assert.equal(looks.has('ns/c'), false);
   assert.equal(await looks.unchanged('ns/c', '7', etcdAnswering({ [url('m-1')]: status('1', '1') }), 1000), false, 'forgotten after a pass that was not steady');
 });
 

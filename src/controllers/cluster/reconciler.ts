@@ -29,7 +29,7 @@ import { strandedClaims } from './stranded-claims.js';
 import { growClaims } from './volume-growth.js';
 import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
-import { STEADY_LOOK_MS, execute, pollingBounded } from './execute.js';
+import { STEADY_LOOK_MS, everyMemberAnswered, execute, pollingBounded } from './execute.js';
 import { SteadyLooks } from './steady-look.js';
 import { irreversible } from './irreversible.js';
 import { actionEvent } from './action-event.js';
@@ -115,10 +115,14 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     }
     const uid = cluster.metadata.uid;
     const tlsNames = tlsSecretNames(name, cluster.spec);
-    // Nothing watched changed since a whole pass found it steady: its leader alone is asked whether etcd did.
-    if (timedOnly) {
-      const leaderAsked = await d.etcdClients.forCluster(namespace, tlsNames).catch(() => undefined);
-      if (leaderAsked && await steadyLooks.unchanged(key, cluster.metadata.resourceVersion, leaderAsked, performance.now())) return { requeueAfterMs: STEADY_LOOK_MS };
+    // Nothing the controller is told of changed since a whole pass found it steady: its leader alone is asked
+    // whether etcd did.
+    if (timedOnly && steadyLooks.has(key)) {
+      const client = await d.etcdClients.forCluster(namespace, tlsNames).catch(() => undefined);
+      if (client && await steadyLooks.unchanged(key, cluster.metadata.resourceVersion, client, performance.now())) {
+        if (!isVerificationCluster(cluster)) d.metrics.confirmed(namespace, name);
+        return { requeueAfterMs: STEADY_LOOK_MS };
+      }
     }
     steadyLooks.forget(key);
     const address = clusterAddress(name, namespace, cluster.spec, d.clusterDomain);
@@ -227,7 +231,9 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => (reported = clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed })));
     if (reported && monitored) d.metrics.observed(namespace, name, healthReading(state, reported));
-    if (action.type === 'Steady' && outcome.requeueAfterMs === STEADY_LOOK_MS && !written && !refusal && !takeoverPending) {
+    // Steady with every member answering, and the status as it was (none written: the object's version is the one
+    // seen). No refusal and no takeover pending go with Steady anyway; said here for the reader.
+    if (action.type === 'Steady' && everyMemberAnswered({ pods, ...cached.etcdView }) && !written && !refusal && !takeoverPending) {
       steadyLooks.record(key, cluster.metadata.resourceVersion, cached.etcdView.statuses, (member) => clientUrl(address, member), performance.now());
     }
     // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.

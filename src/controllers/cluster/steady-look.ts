@@ -1,11 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EtcdClient, EtcdStatus } from '../../etcd/client.js';
+import { STEADY_LOOK_MS } from './execute.js';
 
 /**
- * How long a steady cluster goes on light looks (STEADY_LOOK_MS apart) before a whole pass looks again at every
- * member and recomputes its plan and status. What no raft entry and no watched object changes is seen only by a
- * whole pass: a follower the operator can no longer reach while its pod stays Ready (its silence is timed from
- * then), a TLS Secret replaced (read, not watched), time itself (certificate renewal). Two minutes bound how late.
+ * How long a steady cluster goes on light looks (STEADY_LOOK_MS apart) at most before a whole pass looks again at
+ * every member and recomputes its plan and status. What neither a raft entry nor a change the cluster controller
+ * is told of shows is seen only by a whole pass, so up to this much later: a follower the operator can no longer
+ * reach while its pod stays Ready (its silence is timed from then), a follower defragmented by hand (its size in
+ * status), a TLS Secret replaced or deleted (read, not watched), a node added or relabelled (only a node holding a
+ * member, and only its state, wakes a cluster: spreading and placement onto a new node wait), a set-aside claim's
+ * grace running out, a taken-over cluster's CoreOS operator active again, and time itself (certificate renewal).
+ * Each is acted on later, never sooner or wrongly.
  */
 export const WHOLE_LOOK_EVERY_MS = 120_000;
 
@@ -23,9 +28,10 @@ interface Steady {
  * leader's status carries its raft term and index, the alarms (etcd's raft-replicated alarm list, as `errors`) and
  * its database's size: a member added or removed, an alarm raised or disarmed, a write, a compaction, a leader
  * elected, each moves the term or the index. So a leader whose status is what the last whole pass saw, in a
- * cluster whose object and watched objects (pods, claims, nodes, Services: any change of theirs queues a whole
- * pass, ReconcileContext.timedOnly) did not change, is a cluster whose plan is still Steady. It takes no action:
- * whatever is to be done is planned by a whole pass.
+ * cluster whose object did not change and of which the controller was told no change (its pods, Services,
+ * budget, claims, restores, the state of its members' nodes: any such change queues a whole pass,
+ * ReconcileContext.timedOnly), is a cluster whose plan is still Steady, but for what WHOLE_LOOK_EVERY_MS bounds.
+ * It takes no action: whatever is to be done is planned by a whole pass.
  */
 export class SteadyLooks {
   private readonly steady = new Map<string, Steady>();
@@ -44,14 +50,19 @@ export class SteadyLooks {
     this.steady.delete(key);
   }
 
+  has(key: string): boolean {
+    return this.steady.has(key);
+  }
+
   /**
-   * Whether the cluster is as the last whole pass left it: recorded steady less than WHOLE_LOOK_EVERY_MS ago, its
-   * object unchanged, and its leader answering with the status it had then. Anything else (no answer included)
-   * is a whole pass's to look at.
+   * Whether the cluster is as the last whole pass left it: its object unchanged, its leader answering with the
+   * status it had then, and the look after this one still within WHOLE_LOOK_EVERY_MS of that pass (so that no
+   * timer firing a little early buys a light look more). Anything else (no answer included) is a whole pass's to
+   * look at.
    */
   async unchanged(key: string, clusterVersion: string | undefined, etcd: Pick<EtcdClient, 'status'>, nowMs: number): Promise<boolean> {
     const last = this.steady.get(key);
-    if (!last || last.clusterVersion !== clusterVersion || nowMs - last.wholeAtMs >= WHOLE_LOOK_EVERY_MS) return false;
+    if (!last || last.clusterVersion !== clusterVersion || nowMs + STEADY_LOOK_MS > last.wholeAtMs + WHOLE_LOOK_EVERY_MS) return false;
     const now = await etcd.status(last.leaderUrl).catch(() => undefined);
     return now !== undefined && isDeepStrictEqual(now, last.leader);
   }
