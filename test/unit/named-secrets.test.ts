@@ -88,7 +88,13 @@ test('auto TLS: a CA is made anew only where nothing trusts the old one; its los
   await assert.rejects(ensureAutoTls(secrets, address, 'u', names, DEFAULT_AUTO_TLS, Date.now(), 3),
     (err: unknown) => err instanceof ConfigurationError && err.reason === 'CASecretMissing' && /the members trust it/.test(err.message) && /kubectl delete pod -l etcd_cluster=c/.test(err.message));
   assert.deepEqual(api.requests.filter((r) => !r.startsWith('GET')), [], 'nothing issued under running members');
-  const generation = await ensureAutoTls(secrets, address, 'u', names, DEFAULT_AUTO_TLS, Date.now(), 0);
-  assert.ok(generation);
+  const now = Date.now();
+  const made = await ensureAutoTls(secrets, address, 'u', names, DEFAULT_AUTO_TLS, now, 0);
+  assert.ok(made.generation);
+  assert.equal(made.renewAtMs, now + DEFAULT_AUTO_TLS.validityMs - DEFAULT_AUTO_TLS.renewBeforeMs, 'renewed the renewal period before it expires');
   assert.deepEqual([...api.stored.keys()].sort(), ['c-ca', 'c-client-tls', 'c-peer-tls', 'c-server-tls'], 'no member pod: a CA and its certificates made');
+  // Found fresh later: the same generation, renewed when the first of its certificates is due (notAfter to the second).
+  const again = await ensureAutoTls(secrets, address, 'u', names, DEFAULT_AUTO_TLS, now + 1000, 3);
+  assert.equal(again.generation, made.generation);
+  assert.ok(Math.abs(again.renewAtMs - made.renewAtMs) <= 1000, `${again.renewAtMs} against ${made.renewAtMs}`);
 });

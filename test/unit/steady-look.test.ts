@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SteadyLooks, WHOLE_LOOK_EVERY_MS } from '../../src/controllers/cluster/steady-look.js';
+import { SteadyLooks, WHOLE_LOOK_EVERY_MS, nothingTimed } from '../../src/controllers/cluster/steady-look.js';
 import type { EtcdStatus } from '../../src/etcd/client.js';
 import { STEADY_LOOK_MS } from '../../src/controllers/cluster/execute.js';
 
@@ -60,4 +60,24 @@ test('nothing is recorded without a leader among the statuses, or without the ob
   looks.record('ns/c', undefined, new Map([['m-1', status('1', '1')]]), url, 0);
   assert.equal(await looks.unchanged('ns/c', undefined, etcdAnswering({ [url('m-1')]: status('1', '1') }), 1000), false);
   assert.deepEqual(etcd.asked, []);
+});
+
+test('a whole look comes by the time something is due (a certificate\'s renewal), however soon', async () => {
+  const looks = new SteadyLooks();
+  const answering = (): ReturnType<typeof etcdAnswering> => etcdAnswering({ [url('m-1')]: status('1', '1') });
+  looks.record('ns/c', '7', new Map([['m-1', status('1', '1')]]), url, 0, 60_000);
+  assert.equal(await looks.unchanged('ns/c', '7', answering(), 30_000), true, 'the next look is by the renewal');
+  assert.equal(await looks.unchanged('ns/c', '7', answering(), 30_001), false, 'the next look would be after it');
+  looks.record('ns/c', '7', new Map([['m-1', status('1', '1')]]), url, 0, -5);
+  assert.equal(await looks.unchanged('ns/c', '7', answering(), 0), false, 'overdue: a whole pass at once');
+});
+
+test('nothing timed: no member silent, stranded, stopping or stalled, no claim in its grace, the member list heard', () => {
+  const none = { silentForMs: {}, strandedForMs: {}, unclaimedForMs: {}, stoppingForMs: {}, stalledForMs: {} };
+  assert.equal(nothingTimed(none), true);
+  assert.equal(nothingTimed({ ...none, noSpaceDisarmedForMs: 5_000 }), true, 'the time since a disarm only grows');
+  for (const timed of ['silentForMs', 'strandedForMs', 'unclaimedForMs', 'stoppingForMs', 'stalledForMs'] as const) {
+    assert.equal(nothingTimed({ ...none, [timed]: { 'c-1': 10 } }), false, timed);
+  }
+  assert.equal(nothingTimed({ ...none, unheardForMs: 0 }), false, 'unheard');
 });

@@ -30,7 +30,7 @@ import { growClaims } from './volume-growth.js';
 import { SpreadAttempts, freeNodes, hardPlacement, spreadSituation } from './placement.js';
 import { observeEtcd } from './observe.js';
 import { STEADY_LOOK_MS, everyMemberAnswered, execute, pollingBounded } from './execute.js';
-import { SteadyLooks } from './steady-look.js';
+import { SteadyLooks, nothingTimed } from './steady-look.js';
 import { irreversible } from './irreversible.js';
 import { actionEvent } from './action-event.js';
 import type { Outcome } from './execute.js';
@@ -46,7 +46,7 @@ import { actionTaken, healthReading } from './health-reading.js';
 import type { ClusterObserver } from '../../runtime/cluster-metrics.js';
 import type { Refusal } from './status.js';
 import { ConfigurationError, ensureAutoTls, requireStaticTls } from './tls.js';
-import type { AutoTlsPolicy, EtcdClients } from './tls.js';
+import type { AutoTls, AutoTlsPolicy, EtcdClients } from './tls.js';
 import type { NamedSecrets } from './named-secrets.js';
 import { clusterAddress, tlsSecretNames } from '../../k8s/tls-secrets.js';
 import { claimRetention, removedForMs } from '../../k8s/member-claim.js';
@@ -143,12 +143,13 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const restoredBy = cluster.metadata.annotations?.[ANNOTATION_RESTORED_BY];
     if (!takeoverPending) await ensureServices(d, address, uid, clientsHeld(cluster, restoredBy ? d.restores.get(namespace, restoredBy) : undefined), monitored);
     let tls: MemberTls | undefined;
+    let autoTls: AutoTls | undefined;
     let etcd: EtcdClient;
     let restore: RestoreSource | undefined;
     try {
       if (tlsNames && !tlsNames.auto) await requireStaticTls(d.secrets, namespace, tlsNames);
-      const generation = tlsNames?.auto ? await ensureAutoTls(d.secrets, address, uid, tlsNames, d.autoTls, Date.now(), pods.length) : '';
-      tls = tlsNames ? { secrets: tlsNames, generation } : undefined;
+      autoTls = tlsNames?.auto ? await ensureAutoTls(d.secrets, address, uid, tlsNames, d.autoTls, Date.now(), pods.length) : undefined;
+      tls = tlsNames ? { secrets: tlsNames, generation: autoTls?.generation ?? '' } : undefined;
       etcd = await d.etcdClients.forCluster(namespace, tlsNames);
       restore = cluster.status?.bootstrapped ? undefined : restoreSource(d, cluster);
     } catch (err) {
@@ -231,10 +232,12 @@ export function clusterReconciler(d: ClusterReconcilerDeps): Reconcile {
     const written = await writeStatus<ClusterStatus, EtcdCluster>(d.transport, path, cluster,
       (current) => (reported = clusterStatus(current, state, action, cached.etcdView.statuses, rfc3339(Date.now()), { refusal, volumeGrowth: grown?.condition, claimedStorage: grown?.claimed })));
     if (reported && monitored) d.metrics.observed(namespace, name, healthReading(state, reported));
-    // Steady with every member answering, and the status as it was (none written: the object's version is the one
-    // seen). No refusal and no takeover pending go with Steady anyway; said here for the reader.
-    if (action.type === 'Steady' && everyMemberAnswered({ pods, ...cached.etcdView }) && !written && !refusal && !takeoverPending) {
-      steadyLooks.record(key, cluster.metadata.resourceVersion, cached.etcdView.statuses, (member) => clientUrl(address, member), performance.now());
+    // Steady with every member answering, nothing being timed (a claim's grace, a member's silence: the plan
+    // changes with time alone), and the status as it was (none written: the object's version is the one seen).
+    // No refusal and no takeover pending go with Steady anyway; said here for the reader. The next whole look
+    // comes by the certificates' renewal.
+    if (action.type === 'Steady' && everyMemberAnswered({ pods, ...cached.etcdView }) && nothingTimed(timings) && !written && !refusal && !takeoverPending) {
+      steadyLooks.record(key, cluster.metadata.resourceVersion, cached.etcdView.statuses, (member) => clientUrl(address, member), performance.now(), autoTls && autoTls.renewAtMs - Date.now());
     }
     // A member pod that cannot run, a refused create, members sharing a node, fields that do nothing.
     for (const event of conditionEvents(cluster.status, written?.status)) await d.events.record(involved, event.type, event.reason, event.message);

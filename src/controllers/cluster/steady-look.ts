@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EtcdClient, EtcdStatus } from '../../etcd/client.js';
 import { STEADY_LOOK_MS } from './execute.js';
+import type { Timings } from './views.js';
 
 /**
  * How long a steady cluster goes on light looks (STEADY_LOOK_MS apart) at most before a whole pass looks again at
@@ -19,7 +20,18 @@ interface Steady {
   clusterVersion: string;
   leaderUrl: string;
   leader: EtcdStatus;
-  wholeAtMs: number;
+  /** When the next whole look is due at the latest (the clock `record` and `unchanged` are given). */
+  wholeByMs: number;
+}
+
+/**
+ * Whether nothing of the cluster is being timed: no member silent, stranded, stopping or stalled, no claim in its
+ * grace, the member list not unheard. While something is, the plan can change with time alone, so no light look
+ * stands in for a whole pass. (The time since a NOSPACE disarm only ever grows, and a new alarm moves the index.)
+ */
+export function nothingTimed(t: Timings): boolean {
+  return t.unheardForMs === undefined
+    && [t.silentForMs, t.strandedForMs, t.unclaimedForMs, t.stoppingForMs, t.stalledForMs].every((timed) => Object.keys(timed).length === 0);
 }
 
 /**
@@ -36,14 +48,19 @@ interface Steady {
 export class SteadyLooks {
   private readonly steady = new Map<string, Steady>();
 
-  /** After a whole pass that planned Steady with every member answering, and wrote no status (it holds). */
-  record(key: string, clusterVersion: string | undefined, statuses: ReadonlyMap<string, EtcdStatus>, urlOf: (member: string) => string, nowMs: number): void {
+  /**
+   * After a whole pass that planned Steady with every member answering and nothing timed, and wrote no status (it
+   * holds). `dueInMs`: something the whole pass does at a time of its own (auto TLS's renewal), so the next whole
+   * look comes by then.
+   */
+  record(key: string, clusterVersion: string | undefined, statuses: ReadonlyMap<string, EtcdStatus>, urlOf: (member: string) => string, nowMs: number, dueInMs?: number): void {
     const leader = [...statuses].find(([, s]) => s.leaderId !== '' && s.leaderId === s.memberId);
     if (!leader || clusterVersion === undefined) {
       this.steady.delete(key);
       return;
     }
-    this.steady.set(key, { clusterVersion, leaderUrl: urlOf(leader[0]), leader: leader[1], wholeAtMs: nowMs });
+    const wholeByMs = nowMs + Math.min(WHOLE_LOOK_EVERY_MS, dueInMs ?? WHOLE_LOOK_EVERY_MS);
+    this.steady.set(key, { clusterVersion, leaderUrl: urlOf(leader[0]), leader: leader[1], wholeByMs });
   }
 
   forget(key: string): void {
@@ -56,13 +73,12 @@ export class SteadyLooks {
 
   /**
    * Whether the cluster is as the last whole pass left it: its object unchanged, its leader answering with the
-   * status it had then, and the look after this one still within WHOLE_LOOK_EVERY_MS of that pass (so that no
-   * timer firing a little early buys a light look more). Anything else (no answer included) is a whole pass's to
-   * look at.
+   * status it had then, and the look after this one still not past the next whole look's time (so that no timer
+   * firing a little early buys a light look more). Anything else (no answer included) is a whole pass's to look at.
    */
   async unchanged(key: string, clusterVersion: string | undefined, etcd: Pick<EtcdClient, 'status'>, nowMs: number): Promise<boolean> {
     const last = this.steady.get(key);
-    if (!last || last.clusterVersion !== clusterVersion || nowMs + STEADY_LOOK_MS > last.wholeAtMs + WHOLE_LOOK_EVERY_MS) return false;
+    if (!last || last.clusterVersion !== clusterVersion || nowMs + STEADY_LOOK_MS > last.wholeByMs) return false;
     const now = await etcd.status(last.leaderUrl).catch(() => undefined);
     return now !== undefined && isDeepStrictEqual(now, last.leader);
   }

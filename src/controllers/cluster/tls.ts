@@ -34,9 +34,15 @@ const ROLES: SecretRole[] = ['peer', 'server', 'operator'];
  * spec.TLS.auto: the cluster's CA (made once, never rotated by the operator) and the peer, server and client
  * certificates it signs, reissued together before they expire. Answers the generation the members should hold.
  */
+/** The certificates' generation in force, and when the first of them is to be renewed (ms since the epoch). */
+export interface AutoTls {
+  generation: string;
+  renewAtMs: number;
+}
+
 export async function ensureAutoTls(
   secrets: NamedSecrets, a: ClusterAddress, clusterUid: string, names: TlsSecretNames, policy: AutoTlsPolicy, now: number, memberPods: number,
-): Promise<string> {
+): Promise<AutoTls> {
   const leaves = await Promise.all(ROLES.map((role) => secrets.get(a.namespace, names[role])));
   let ca = await secrets.get(a.namespace, caSecretName(a.cluster));
   if (!ca) {
@@ -59,7 +65,10 @@ export async function ensureAutoTls(
     const cert = secretText(leaves[i], SECRET_KEYS[role].cert);
     return cert !== undefined && generations[i] === generations[0] && notAfter(cert).getTime() - now > policy.renewBeforeMs;
   });
-  if (fresh && generations[0]) return generations[0];
+  if (fresh && generations[0]) {
+    const renewAtMs = Math.min(...ROLES.map((role, i) => notAfter(secretText(leaves[i], SECRET_KEYS[role].cert) ?? '').getTime() - policy.renewBeforeMs));
+    return { generation: generations[0], renewAtMs };
+  }
 
   const generation = rfc3339(now);
   const altNames = memberAltNames(a);
@@ -74,7 +83,7 @@ export async function ensureAutoTls(
     const body = tlsSecret(a, clusterUid, names[role], role, { ...issued[role], ca: caPair.cert }, generation, resourceVersion);
     await (resourceVersion ? secrets.replace(a.namespace, body) : secrets.create(a.namespace, body));
   }
-  return generation;
+  return { generation, renewAtMs: now + policy.validityMs - policy.renewBeforeMs };
 }
 
 /**
