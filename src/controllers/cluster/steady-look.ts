@@ -9,9 +9,10 @@ import type { Timings } from './views.js';
  * is told of shows is seen only by a whole pass, so up to this much later: a follower the operator can no longer
  * reach while its pod stays Ready (its silence is timed from then), a follower defragmented by hand (its size in
  * status), a TLS Secret replaced or deleted (read, not watched), a node added or relabelled (only a node holding a
- * member, and only its state, wakes a cluster: spreading and placement onto a new node wait), a set-aside claim's
- * grace running out, a taken-over cluster's CoreOS operator active again, and time itself (certificate renewal).
- * Each is acted on later, never sooner or wrongly.
+ * member, and only its state, wakes a cluster: spreading and placement onto a new node wait), a taken-over
+ * cluster's CoreOS operator active again. Each is acted on later, never sooner or wrongly. What changes with time
+ * alone is not left to this bound: nothing being timed is a condition of a light look (nothingTimed), and the
+ * certificates' renewal brings the next whole look forward (`record`'s dueInMs).
  */
 export const WHOLE_LOOK_EVERY_MS = 120_000;
 
