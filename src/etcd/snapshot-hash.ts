@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { acceptSha256 } from '../storage/storage.js';
+import { acceptSha256, asBuffer } from '../storage/storage.js';
 
 /** Why `etcdutl snapshot restore` would refuse a snapshot, found before it runs. */
 export class SnapshotRejected extends Error {
@@ -33,7 +33,7 @@ export async function* etcdChecked(name: string, source: AsyncIterable<Uint8Arra
     yield bytes;
   };
   for await (const chunk of source) {
-    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const bytes = asBuffer(chunk);
     size += bytes.length;
     if (bytes.length >= HASH_BYTES) {
       // The chunk is passed on as it came, not joined to the tail held back: a copy of every byte of a gigabyte

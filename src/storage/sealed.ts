@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import { Readable, pipeline } from 'node:stream';
 import { constants, createBrotliCompress, createBrotliDecompress, createGzip, createGunzip } from 'node:zlib';
 import type { Transform } from 'node:stream';
+import { asBuffer } from './storage.js';
 
 /**
  * A backup object, compressed and/or encrypted on the client side. Layout (all integers big-endian):
@@ -277,13 +278,6 @@ class ByteReader {
     }
   }
 }
-
-/**
- * The bytes as a Buffer without copying them (Buffer.from copies a Buffer): every byte of a restored snapshot
- * passes through here, and a copy of each chunk was a gigabyte more to allocate and collect. A view is safe to
- * hold: a store's answer and a file's stream hand out each chunk once and never write into it again.
- */
-const asBuffer = (chunk: Uint8Array): Buffer => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
 
 /** Whether the object is sealed (compressed or encrypted by a backup), from its first bytes; all of them read on. */
 export async function peekSealed(source: AsyncIterable<Uint8Array>): Promise<{ sealed: boolean; data: AsyncIterable<Buffer> }> {

@@ -61,6 +61,13 @@ export class ChecksumMismatch extends Error {
   }
 }
 
+/**
+ * The bytes as a Buffer without copying them (Buffer.from copies a Buffer or a Uint8Array): a snapshot passes
+ * through whole, and a copy of each chunk is a gigabyte more to allocate and collect. A view is safe to hold: a
+ * store's answer and a file's stream hand out each chunk once and never write into it again.
+ */
+export const asBuffer = (chunk: Uint8Array): Buffer => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+
 /** Passes the bytes through while counting and hashing them; `result()` is final once the iteration ends. */
 export function measured(source: AsyncIterable<Uint8Array>): { data: AsyncIterable<Buffer>; result: () => { size: number; sha256: string } } {
   const hash = createHash('sha256');
@@ -68,8 +75,7 @@ export function measured(source: AsyncIterable<Uint8Array>): { data: AsyncIterab
   let digest = '';
   async function* pass(): AsyncIterable<Buffer> {
     for await (const chunk of source) {
-      // A view, not a copy (Buffer.from copies a Uint8Array): a snapshot passes through here whole.
-      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const b = asBuffer(chunk);
       hash.update(b);
       size += b.length;
       yield b;

@@ -30,16 +30,17 @@ export class ConfigurationError extends Error {
 
 const ROLES: SecretRole[] = ['peer', 'server', 'operator'];
 
-/**
- * spec.TLS.auto: the cluster's CA (made once, never rotated by the operator) and the peer, server and client
- * certificates it signs, reissued together before they expire. Answers the generation the members should hold.
- */
 /** The certificates' generation in force, and when the first of them is to be renewed (ms since the epoch). */
 export interface AutoTls {
   generation: string;
   renewAtMs: number;
 }
 
+/**
+ * spec.TLS.auto: the cluster's CA (made once, never rotated by the operator) and the peer, server and client
+ * certificates it signs, reissued together before they expire. Answers the generation the members should hold,
+ * and when it is to be renewed.
+ */
 export async function ensureAutoTls(
   secrets: NamedSecrets, a: ClusterAddress, clusterUid: string, names: TlsSecretNames, policy: AutoTlsPolicy, now: number, memberPods: number,
 ): Promise<AutoTls> {
@@ -61,14 +62,13 @@ export async function ensureAutoTls(
   }
   const caPair: Issued = { cert: secretText(ca, 'ca.crt') ?? '', key: secretText(ca, 'ca.key') ?? '' };
   const generations = leaves.map((s) => s?.metadata?.annotations?.[ANNOTATION_TLS_GENERATION]);
-  const fresh = ROLES.every((role, i) => {
+  // When each certificate is to be renewed; NaN for one missing.
+  const renewals = ROLES.map((role, i) => {
     const cert = secretText(leaves[i], SECRET_KEYS[role].cert);
-    return cert !== undefined && generations[i] === generations[0] && notAfter(cert).getTime() - now > policy.renewBeforeMs;
+    return cert === undefined ? Number.NaN : notAfter(cert).getTime() - policy.renewBeforeMs;
   });
-  if (fresh && generations[0]) {
-    const renewAtMs = Math.min(...ROLES.map((role, i) => notAfter(secretText(leaves[i], SECRET_KEYS[role].cert) ?? '').getTime() - policy.renewBeforeMs));
-    return { generation: generations[0], renewAtMs };
-  }
+  const fresh = renewals.every((renewAtMs, i) => generations[i] === generations[0] && renewAtMs > now);
+  if (fresh && generations[0]) return { generation: generations[0], renewAtMs: Math.min(...renewals) };
 
   const generation = rfc3339(now);
   const altNames = memberAltNames(a);
