@@ -14,7 +14,7 @@ import { RuntimeMetrics } from './runtime/metrics.js';
 import { startHealthServer } from './runtime/health-server.js';
 import { GROUP, VERSION } from './api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from './api/etcd-backup.js';
-import { restoreReconciler } from './controllers/restore/reconciler.js';
+import { readinessChanged, restoreOfMemberPod, restoreReconciler } from './controllers/restore/reconciler.js';
 import { LeaseHolds } from './controllers/restore/lease-hold.js';
 import { backupReconciler } from './controllers/backup/reconciler.js';
 import { ChangeLogs } from './controllers/backup/change-logs.js';
@@ -196,7 +196,8 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
   }))
     .watches(restores, generationChanged)
     // A restore is Completed once its cluster is Available: told by the cluster's change, not found by its next poll.
-    .maps(clusters, (c) => c.metadata.annotations?.[ANNOTATION_RESTORED_BY]);
+    .maps(clusters, (c) => c.metadata.annotations?.[ANNOTATION_RESTORED_BY])
+    .fansOut(pods, (p) => restoreOfMemberPod(p, clusters.store), readinessChanged);
 
   // Every reflector, controller and request in flight (API and etcd) listens for the end of the term: as many as
   // the load makes, each removed when its request ends, so Node's leak warning (at 10) would only be noise.

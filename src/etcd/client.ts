@@ -52,6 +52,15 @@ export interface EtcdClientOptions {
   signal?: AbortSignal;
 }
 
+/** Bounds of one call, beside the client's own timeout. */
+export interface CallBounds {
+  /**
+   * The connection must be made within this (a kept one counts as made): a new address's SYN the network dropped
+   * is sent again only a second later, and a new connection may well be routed by then.
+   */
+  connectWithinMs?: number;
+}
+
 interface RawMember { ID?: string; name?: string; peerURLs?: string[]; clientURLs?: string[]; isLearner?: boolean }
 export interface MemberHash {
   hash: number;
@@ -169,8 +178,8 @@ export class EtcdClient {
     await this.call(endpoint, '/v3/maintenance/transfer-leadership', { targetID: targetId });
   }
 
-  async status(endpoint: string): Promise<EtcdStatus> {
-    const s = (await this.call(endpoint, '/v3/maintenance/status', {})) as RawStatus;
+  async status(endpoint: string, bounds: CallBounds = {}): Promise<EtcdStatus> {
+    const s = (await this.call(endpoint, '/v3/maintenance/status', {}, undefined, bounds)) as RawStatus;
     return {
       memberId: s.header?.member_id ?? '', leaderId: s.leader ?? '', raftIndex: Number(s.raftIndex ?? 0), raftTerm: Number(s.raftTerm ?? 0),
       revision: Number(s.header?.revision ?? 0),
@@ -317,7 +326,7 @@ export class EtcdClient {
     return Number(res.result?.TTL ?? 0);
   }
 
-  private async open(endpoint: string, path: string, body: unknown, timeoutMs: number): Promise<IncomingMessage> {
+  private async open(endpoint: string, path: string, body: unknown, timeoutMs: number, bounds: CallBounds = {}): Promise<IncomingMessage> {
     const url = new URL(path, endpoint);
     const payload = JSON.stringify(body);
     const secure = url.protocol === 'https:';
@@ -341,6 +350,15 @@ export class EtcdClient {
         ...this.options.tls,
       }, resolve);
       req.on('timeout', () => req.destroy(new EtcdError(endpoint, 'timed out')));
+      const { connectWithinMs } = bounds;
+      if (connectWithinMs !== undefined) {
+        req.on('socket', (socket) => {
+          if (!socket.connecting) return;
+          const late = setTimeout(() => req.destroy(new EtcdError(endpoint, `not connected within ${connectWithinMs} ms`)), connectWithinMs);
+          socket.once('connect', () => { clearTimeout(late); });
+          socket.once('close', () => { clearTimeout(late); });
+        });
+      }
       req.on('error', (err) => {
         reject(err instanceof EtcdError ? err : signal?.aborted ? abandoned() : new EtcdError(endpoint, err.message));
       });
@@ -362,8 +380,8 @@ export class EtcdClient {
     return new EtcdError(endpoint, e.message ?? e.error ?? `HTTP ${res.statusCode ?? 0}`, res.statusCode);
   }
 
-  private async call(endpoint: string, path: string, body: unknown, timeoutMs = this.options.timeoutMs ?? 5000): Promise<unknown> {
-    const res = await this.open(endpoint, path, body, timeoutMs);
+  private async call(endpoint: string, path: string, body: unknown, timeoutMs = this.options.timeoutMs ?? 5000, bounds: CallBounds = {}): Promise<unknown> {
+    const res = await this.open(endpoint, path, body, timeoutMs, bounds);
     if (res.statusCode !== 200) throw await this.failure(endpoint, res);
     const chunks: Buffer[] = [];
     for await (const c of res as AsyncIterable<Buffer>) chunks.push(c);

@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiAbandoned, ApiTimeout, ApiTransport } from '../../src/runtime/transport.js';
 import { EtcdClient, EtcdError } from '../../src/etcd/client.js';
-import { blackHole } from '../support/black-hole.js';
+import { blackHole, droppingPort } from '../support/black-hole.js';
 
 const kubeConfigFor = (port: number): KubeConfig => {
   const kc = new KubeConfig();
@@ -101,6 +101,22 @@ test('an etcd call and a snapshot stream to a member that went silent end at the
   assert.ok(stream.err instanceof EtcdError && stream.ms < 3000, `snapshot: ${String(stream.err)} after ${Math.round(stream.ms)} ms`);
   assert.ok(list.err instanceof EtcdError && list.ms < 3000, `member list: ${String(list.err)} after ${Math.round(list.ms)} ms`);
   assert.match(list.err.message, /abandoned/);
+});
+
+test('a call bounded in its connecting gives up on an address whose handshake is dropped; once connected, only its timeout counts', async (t) => {
+  // A restore's look through a Service the nodes' proxies do not route yet: the SYN is dropped and sent again only
+  // a second later, while the next look's new connection would be routed.
+  const etcd = new EtcdClient({ timeoutMs: 5000 });
+  const dropped = await settle(etcd.status(`http://127.0.0.1:${await droppingPort(t)}`, { connectWithinMs: 200 }));
+  assert.ok(dropped.err instanceof EtcdError, String(dropped.err));
+  assert.match(dropped.err.message, /not connected within 200 ms/);
+  assert.ok(dropped.ms < 2000, `gave up after ${Math.round(dropped.ms)} ms`);
+  // A member that is slow to answer once connected is waited for, to the client's timeout.
+  const slow = new EtcdClient({ timeoutMs: 600 });
+  const silent = await settle(slow.status(`http://127.0.0.1:${await blackHole(t)}`, { connectWithinMs: 100 }));
+  assert.ok(silent.err instanceof EtcdError, String(silent.err));
+  assert.match(silent.err.message, /timed out/);
+  assert.ok(silent.ms >= 550, `gave up after ${Math.round(silent.ms)} ms, before the timeout`);
 });
 
 test('a timeout with a fraction of a millisecond (a lease attempt bounded by the time left to its deadline) is taken as it is', async (t) => {

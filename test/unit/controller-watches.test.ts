@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { createLogger } from '../../src/runtime/log.js';
 import { Controller, generationChanged } from '../../src/runtime/controller.js';
 import type { ResourceHandler } from '../../src/runtime/reflector.js';
+import { Store } from '../../src/runtime/store.js';
 import type { KubeObject } from '../../src/runtime/store.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
+import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
+import { ANNOTATION_RESTORED_BY } from '../../src/k8s/labels.js';
+import { readinessChanged, restoreOfMemberPod } from '../../src/controllers/restore/reconciler.js';
 
 const object = (generation: number, status: string): KubeObject & { status: string } =>
   ({ metadata: { name: 'c', namespace: 'ns', generation, resourceVersion: status }, status });
@@ -31,4 +37,24 @@ test('fansOut: a changed object enqueues every key it concerns, old and new, on 
   assert.equal(controller.queue.length, 4, 'both keys of the old and of the new');
   registered.added?.(object(1, 'none'));
   assert.equal(controller.queue.length, 4, 'an object that concerns nobody');
+});
+
+test('a member pod of a restored cluster tells its restore when it becomes Ready or stops being; other pods and changes tell none', () => {
+  const clusters = new Store<EtcdCluster>();
+  const cluster = (name: string, restoredBy?: string): EtcdCluster => ({
+    apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', spec: { size: 1 },
+    metadata: { name, namespace: 'ns', uid: name, ...(restoredBy ? { annotations: { [ANNOTATION_RESTORED_BY]: restoredBy } } : {}) },
+  });
+  clusters.upsert(cluster('restored', 'again'));
+  clusters.upsert(cluster('plain'));
+  const pod = (owner: string, ready: boolean): V1Pod => ({
+    metadata: { name: `${owner}-1`, namespace: 'ns', ownerReferences: [{ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name: owner, uid: owner, controller: true }] },
+    status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+  });
+  assert.deepEqual(restoreOfMemberPod(pod('restored', true), clusters), ['ns/again']);
+  assert.deepEqual(restoreOfMemberPod(pod('plain', true), clusters), [], 'a cluster no restore made');
+  assert.deepEqual(restoreOfMemberPod(pod('gone', true), clusters), [], 'a cluster not in the cache');
+  assert.equal(readinessChanged(pod('restored', false), pod('restored', true)), true);
+  assert.equal(readinessChanged(pod('restored', true), pod('restored', false)), true);
+  assert.equal(readinessChanged(pod('restored', true), pod('restored', true)), false, 'a change that leaves it Ready');
 });

@@ -49,7 +49,28 @@ export interface RestoreReconcilerDeps {
 }
 
 type PointInTime = NonNullable<RestoreStatus['pointInTime']>;
-type Outcome = { phase: 'Restoring' | 'Completed' | 'Failed'; reason: string; message: string; pointInTime?: PointInTime };
+type Outcome = {
+  phase: 'Restoring' | 'Completed' | 'Failed'; reason: string; message: string; pointInTime?: PointInTime;
+  /** Restoring: when to look again, if sooner than RESTORING_RECHECK_MS (nothing watched will tell). */
+  recheckInMs?: number;
+};
+
+/** A restore under way is looked at this often; its cluster's and pods' changes bring it sooner. */
+const RESTORING_RECHECK_MS = 2000;
+/**
+ * Once every member is ready, only the client Service's answer is missing, and nothing the operator watches tells
+ * when the nodes' proxies route it: a second's rule sync, after which each look that finds it there ends the
+ * restore. Looked at this often for so long after the last member became ready, then at the usual pace (a
+ * Service that does not answer then is a fault, which the status names).
+ */
+const SERVICE_RECHECK_MS = 250;
+const SERVICE_RECHECK_FOR_MS = 15_000;
+/**
+ * The Service's answer is a new connection each look: one whose handshake is not back in this time was sent
+ * before the proxies routed the Service (its dropped SYN would be sent again only a second later), and the next
+ * look's new connection is routed. A member's answer, once connected, may take the client's whole timeout.
+ */
+const SERVICE_CONNECT_WITHIN_MS = 300;
 
 /** The phase between choosing a point in time and making the cluster. */
 const POINT_CHOSEN = 'PointChosen';
@@ -99,11 +120,26 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
       const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdRestore', name, namespace, uid: restore.metadata.uid };
       await d.events.record(involved, outcome.phase === 'Failed' ? 'Warning' : 'Normal', outcome.reason, outcome.message);
     }
-    if (outcome.phase === 'Restoring') return { requeueAfterMs: 2000 };
+    if (outcome.phase === 'Restoring') return { requeueAfterMs: outcome.recheckInMs ?? RESTORING_RECHECK_MS };
     if (!(outcome.phase === 'Completed' && comparedLater(restore))) d.leaseHolds.release(key);
     return undefined;
   };
 }
+
+/**
+ * The restore that made the cluster a member pod belongs to, as a key, if any. The restore ends once its members
+ * are ready, and the cluster's status can say Running before the kubelet has a pod Ready: the pod's own change
+ * is then the only word of it (seen: a restore Completed 2 s after its member was Ready, at its next look).
+ */
+export function restoreOfMemberPod(pod: V1Pod, clusters: Store<EtcdCluster>): string[] {
+  const namespace = pod.metadata?.namespace ?? '';
+  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'EtcdCluster')?.name;
+  const restore = owner ? clusters.get(namespace, owner)?.metadata.annotations?.[ANNOTATION_RESTORED_BY] : undefined;
+  return restore ? [`${namespace}/${restore}`] : [];
+}
+
+/** A pod's change that concerns its cluster's restore: it became Ready, or stopped being. */
+export const readinessChanged = (old: V1Pod, now: V1Pod): boolean => podReady(old) !== podReady(now);
 
 /**
  * A verification's restore: its store is compared with the live one after it is Completed, so the snapshot's
@@ -146,7 +182,9 @@ async function progress(d: RestoreReconcilerDeps, restore: EtcdRestore, log: Log
     }
     if (cluster.status?.bootstrapped && available) {
       const waiting = await notYetServing(d, cluster);
-      if (waiting) return { phase: 'Restoring', reason: 'ClusterSettling', message: `EtcdCluster ${target} holds the restored data; ${waiting}` };
+      if (waiting) {
+        return { phase: 'Restoring', reason: 'ClusterSettling', message: `EtcdCluster ${target} holds the restored data; ${waiting.what}`, ...(waiting.recheckInMs ? { recheckInMs: waiting.recheckInMs } : {}) };
+      }
       if (pointInTime) {
         return {
           phase: 'Completed', reason: 'ClusterRestored',
@@ -322,18 +360,25 @@ async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<
  * after the restore, and a client sent to one being replaced fails), as many members as asked for, and its client Service answering
  * as a client would reach it (a Service just made has no ready endpoint on the nodes' proxies yet).
  */
-async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<string | undefined> {
+async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster, nowMs = Date.now()): Promise<{ what: string; recheckInMs?: number } | undefined> {
   const pods = livePods(d, cluster);
-  if (!clusterSettled(cluster)) return 'waiting for it to settle';
-  if (pods.some(carriesOneShotRestore)) return 'its members are moving off restore steps an earlier operator gave them';
-  if (pods.length !== cluster.spec.size || !pods.every(podReady)) return `${pods.filter(podReady).length} of ${cluster.spec.size} members ready`;
-  if (!d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`)) return 'waiting for its client Service';
+  if (!clusterSettled(cluster)) return { what: 'waiting for it to settle' };
+  if (pods.some(carriesOneShotRestore)) return { what: 'its members are moving off restore steps an earlier operator gave them' };
+  if (pods.length !== cluster.spec.size || !pods.every(podReady)) return { what: `${pods.filter(podReady).length} of ${cluster.spec.size} members ready` };
+  if (!d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`)) return { what: 'waiting for its client Service' };
   const { etcd, address } = await reach(d, cluster);
-  const answer = await etcd.status(serviceUrl(address)).then(() => undefined, (err: unknown) => (err as Error).message);
+  const answer = await etcd.status(serviceUrl(address), { connectWithinMs: SERVICE_CONNECT_WITHIN_MS }).then(() => undefined, (err: unknown) => (err as Error).message);
   // A member answered through the Service with a certificate of the cluster's CA that does not name the Service
   // (static TLS made without that name): it serves; a client must connect by a name its certificate holds.
   if (answer === undefined || /does not match certificate's altnames/.test(answer)) return undefined;
-  return `its client Service does not answer yet (${answer})`;
+  const allReadySince = Math.max(...pods.map(readySinceMs));
+  return { what: `its client Service does not answer yet (${answer})`, ...(nowMs - allReadySince < SERVICE_RECHECK_FOR_MS ? { recheckInMs: SERVICE_RECHECK_MS } : {}) };
+}
+
+/** When the pod last became Ready (its condition's time; 0 if it has none). */
+function readySinceMs(pod: V1Pod): number {
+  const since = pod.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+  return since ? new Date(since).getTime() || 0 : 0;
 }
 
 /** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */
