@@ -29,6 +29,16 @@ export const TLS_DIR = '/etc/etcd-client-tls';
 export const KEY_DIR = '/etc/etcd-backup/keys';
 
 /**
+ * The pods that run the image's entrypoint to stream a snapshot (a restore's fetch step, a Volume backup's pod)
+ * give Node a young generation of at most 3 × 1 MiB, through the environment (wherever the image puts node).
+ * Their streams make a 64 KiB buffer per network read, garbage at once: collected that soon, the same memory
+ * serves the next reads while it is still in the cache. A 1.2 GB fetch from a local MinIO on the host, 4 runs each
+ * taken in turns (2026-11-29): 2.7–2.9 s with Node's defaults (up to 3 × 16 MiB), 2.9–3.1 s at 2 MiB, 2.1–2.3 s
+ * at 1 MiB.
+ */
+export const STREAM_NODE_OPTIONS = { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' };
+
+/**
  * A one-off pod that takes a backup onto a volume: the operator image runs the same snapshot code with the
  * claim mounted, and leaves its result (object, size, sha256, revision) as the container's termination message.
  */
@@ -44,7 +54,7 @@ export function snapshotPod(i: SnapshotPodInput): V1Pod {
       // fsGroup: the volume plugin makes the claim writable by the pod's non-root user.
       securityContext: { ...nonRootPod, fsGroup: OPERATOR_UID },
       containers: [{
-        name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File', securityContext: lockedDownContainer,
+        name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File', securityContext: lockedDownContainer, env: [STREAM_NODE_OPTIONS],
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: [
           'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,

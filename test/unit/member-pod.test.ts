@@ -191,6 +191,8 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   // The snapshot and both links on the scratch volume; only the record of a complete restore beside the data.
   const target = ['--to', '/var/etcd-restore-scratch/restore.db', '--into', '/var/etcd-restore-scratch/into', '--scratch', '/var/etcd-restore-scratch/copy', '--complete', '/var/etcd/restore-complete'];
   assert.deepEqual(fetch.args, ['snapshot', 'fetch', ...target, '--data-dir', '/var/etcd/data', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
+  // Node's young generation kept small for the stream (STREAM_NODE_OPTIONS: 2.1-2.3 s against 2.7-2.9 for 1.2 GB).
+  assert.deepEqual(fetch.env, [{ name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' }]);
   assert.equal(restore.image, 'quay.io/coreos/etcd:v3.5.17');
   assert.ok(restore.command?.includes('--data-dir=/var/etcd-restore-scratch/into') && restore.command.includes('/var/etcd-restore-scratch/restore.db') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));
   assert.ok(restore.command?.includes('--skip-hash-check'), 'the fetch step checked the hash; the member\'s own database has none');
@@ -245,7 +247,8 @@ test('a Volume backup runs once in a pod of the operator image, owned by its Etc
   assert.equal(pod.spec?.restartPolicy, 'Never');
   assert.equal(pod.spec.activeDeadlineSeconds, 600);
   assert.equal(pod.spec.containers[0]?.command, undefined, 'the image entrypoint runs');
-  assert.deepEqual(pod.spec.containers[0]?.args, [
+  assert.deepEqual(pod.spec.containers[0]?.env, [{ name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' }], 'a young generation kept small for the stream');
+  assert.deepEqual(pod.spec.containers[0].args, [
     'snapshot', 'save', '--endpoints', 'https://a:2379,https://b:2379', '--dir', '/backup', '--name', 'x/snap.db', '--timeout', '600', '--periodic', '--max-backups', '3',
     '--retention', '3600:86400,86400:2592000', '--tls-dir', '/etc/etcd-client-tls', '--compression', 'Brotli', '--key-dir', '/etc/etcd-backup/keys', '--key-id', 'k2',
   ]);
