@@ -14,7 +14,7 @@ import { RuntimeMetrics } from './runtime/metrics.js';
 import { startHealthServer } from './runtime/health-server.js';
 import { GROUP, VERSION } from './api/etcd-cluster.js';
 import type { EtcdBackup, EtcdRestore } from './api/etcd-backup.js';
-import { readinessChanged, restoreOfMemberPod, restoreReconciler } from './controllers/restore/reconciler.js';
+import { restoreKeysOf, restoreReconciler } from './controllers/restore/reconciler.js';
 import { LeaseHolds } from './controllers/restore/lease-hold.js';
 import { backupReconciler } from './controllers/backup/reconciler.js';
 import { ChangeLogs } from './controllers/backup/change-logs.js';
@@ -23,6 +23,8 @@ import { EtcdClient } from './etcd/client.js';
 import { resolverLookup } from './etcd/dns-lookup.js';
 import { ANNOTATION_RESTORED_BY, APP, CLUSTER_LABEL, labelSelector } from './k8s/labels.js';
 import { clusterReconciler } from './controllers/cluster/reconciler.js';
+import { readinessChanged } from './controllers/cluster/views.js';
+import { owningClusterName } from './k8s/owner.js';
 import { nodeState } from './k8s/node-state.js';
 import { EtcdClients } from './controllers/cluster/tls.js';
 import { NamedSecrets } from './controllers/cluster/named-secrets.js';
@@ -81,8 +83,8 @@ const STALLED_AFTER_MS = 600_000;
 
 /** The key of the EtcdCluster a member pod belongs to, if it is one's. */
 const clusterKeyOf = (p: V1Pod): string[] => {
-  const owner = p.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'EtcdCluster');
-  return owner ? [`${p.metadata?.namespace ?? ''}/${owner.name}`] : [];
+  const owner = owningClusterName(p);
+  return owner ? [`${p.metadata?.namespace ?? ''}/${owner}`] : [];
 };
 
 /** Node changes that matter to members: lost or back, cordoned or not (not every heartbeat of its status). */
@@ -197,7 +199,10 @@ function startTerm(o: OperatorOptions, transport: ApiTransport, active: AbortSig
     .watches(restores, generationChanged)
     // A restore is Completed once its cluster is Available: told by the cluster's change, not found by its next poll.
     .maps(clusters, (c) => c.metadata.annotations?.[ANNOTATION_RESTORED_BY])
-    .fansOut(pods, (p) => restoreOfMemberPod(p, clusters.store), readinessChanged);
+    // And once it serves: its members Ready (the cluster's status can say Running before the kubelet has a pod
+    // Ready), its client Service made (updates of a Service say nothing of its routing).
+    .fansOut(pods, (p) => restoreKeysOf(p, clusters.store), readinessChanged)
+    .fansOut(services, (s) => restoreKeysOf(s, clusters.store), () => false);
 
   // Every reflector, controller and request in flight (API and etcd) listens for the end of the term: as many as
   // the load makes, each removed when its request ends, so Node's leak warning (at 10) would only be noise.

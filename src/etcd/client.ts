@@ -355,8 +355,14 @@ export class EtcdClient {
         req.on('socket', (socket) => {
           if (!socket.connecting) return;
           const late = setTimeout(() => req.destroy(new EtcdError(endpoint, `not connected within ${connectWithinMs} ms`)), connectWithinMs);
-          socket.once('connect', () => { clearTimeout(late); });
-          socket.once('close', () => { clearTimeout(late); });
+          // Either ends the bound; the other is taken off, or a kept connection would hold this request for its life.
+          const settled = (): void => {
+            clearTimeout(late);
+            socket.off('connect', settled);
+            socket.off('close', settled);
+          };
+          socket.once('connect', settled);
+          socket.once('close', settled);
         });
       }
       req.on('error', (err) => {

@@ -10,7 +10,7 @@
  * Measured on the lab (docs/decisions.md): idle with one cluster 63 → 55 MiB RSS, with twenty 71 → 59, the same
  * idle CPU; the peak of a 1.2 GB S3 backup 172 → 106–109 MiB (96–106 with 5 MiB parts), its operator CPU 4.7 →
  * 5.2–5.6 s.
- * Only `run` gets these: the pods that run the image's entrypoint get STREAM_NODE_OPTIONS (snapshot-pod.ts). Their
+ * Only `run` gets these: the pods that stream a snapshot get streamNodeEnv (snapshot-pod.ts) instead. Their
  * 1 MiB did not help `run` (backup bench, 1 run each, 2026-11-29: S3 stream 8.7 s against 8.2 s, peak 100 MiB
  * against 98).
  * `--jitless` would save as much, but it takes WebAssembly away, and with it Node's own fetch.

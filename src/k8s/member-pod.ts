@@ -11,7 +11,7 @@ import type { TlsSecretNames } from './tls-secrets.js';
 import { ownedByCluster } from './owner.js';
 import { podTemplate, podTemplateDigest } from './pod-template.js';
 import { userKeysRecord, userMetadata } from './pod-metadata.js';
-import { KEY_DIR, STREAM_NODE_OPTIONS } from './snapshot-pod.js';
+import { KEY_DIR, streamNodeEnv } from './snapshot-pod.js';
 import { lockedDownContainer } from './security.js';
 
 export const METRICS_PORT = 8080;
@@ -90,7 +90,7 @@ function restoreSteps(i: MemberPodInput, r: RestoreSource): { initContainers: V1
   return {
     initContainers: [
       {
-        name: FETCH_STEP, image: i.operator.image, securityContext: lockedDownContainer, env: [STREAM_NODE_OPTIONS],
+        name: FETCH_STEP, image: i.operator.image, securityContext: lockedDownContainer, env: [streamNodeEnv()],
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: ['snapshot', 'fetch', ...target, '--data-dir', DATA_DIR, ...from, ...(r.keySecret ? ['--key-dir', KEY_DIR] : [])],
         volumeMounts: [

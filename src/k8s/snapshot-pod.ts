@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import type { BackupSpec, VolumeLocation } from '../api/etcd-backup.js';
 import type { Codec } from '../storage/sealed.js';
 import { APP } from './labels.js';
@@ -36,7 +36,7 @@ export const KEY_DIR = '/etc/etcd-backup/keys';
  * taken in turns (2026-11-29): 2.7–2.9 s with Node's defaults (up to 3 × 16 MiB), 2.9–3.1 s at 2 MiB, 2.1–2.3 s
  * at 1 MiB.
  */
-export const STREAM_NODE_OPTIONS = { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' };
+export const streamNodeEnv = (): V1EnvVar => ({ name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' });
 
 /**
  * A one-off pod that takes a backup onto a volume: the operator image runs the same snapshot code with the
@@ -54,7 +54,7 @@ export function snapshotPod(i: SnapshotPodInput): V1Pod {
       // fsGroup: the volume plugin makes the claim writable by the pod's non-root user.
       securityContext: { ...nonRootPod, fsGroup: OPERATOR_UID },
       containers: [{
-        name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File', securityContext: lockedDownContainer, env: [STREAM_NODE_OPTIONS],
+        name: 'snapshot', image: i.operatorImage, terminationMessagePolicy: 'File', securityContext: lockedDownContainer, env: [streamNodeEnv()],
         // The operator image's entrypoint is the CLI, wherever an image puts node.
         args: [
           'snapshot', 'save', '--endpoints', i.endpoints.join(','), '--dir', '/backup', '--name', i.volume.path,

@@ -33,13 +33,16 @@ export async function droppingPort(t: TestContext): Promise<number> {
     const server = require('node:net').createServer();
     server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
       process.stdout.write(server.address().port + '\\n');
-      // Held from here on, so nothing is ever accepted; the parent stops it.
-      setImmediate(() => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120000));
+      // Held from here on (the write to a pipe is done by now), so nothing is ever accepted; gone after 2 min
+      // even if the parent never stops it.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120000);
+      process.exit(0);
     });`], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => { child.kill('SIGKILL'); });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.once('data', (d: Buffer) => { resolve(Number(d.toString().trim())); });
     child.once('exit', (code) => { reject(new Error(`the listener exited (${String(code)})`)); });
+    setTimeout(() => { reject(new Error('the listener did not say its port within 10 s')); }, 10_000).unref();
   });
   const filling: Socket[] = [];
   t.after(() => { for (const s of filling) s.destroy(); });

@@ -7,6 +7,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ApiAbandoned, ApiTimeout, ApiTransport } from '../../src/runtime/transport.js';
 import { EtcdClient, EtcdError } from '../../src/etcd/client.js';
 import { blackHole, droppingPort } from '../support/black-hole.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const kubeConfigFor = (port: number): KubeConfig => {
   const kc = new KubeConfig();
@@ -112,11 +114,28 @@ test('a call bounded in its connecting gives up on an address whose handshake is
   assert.match(dropped.err.message, /not connected within 200 ms/);
   assert.ok(dropped.ms < 2000, `gave up after ${Math.round(dropped.ms)} ms`);
   // A member that is slow to answer once connected is waited for, to the client's timeout.
-  const slow = new EtcdClient({ timeoutMs: 600 });
-  const silent = await settle(slow.status(`http://127.0.0.1:${await blackHole(t)}`, { connectWithinMs: 100 }));
+  const slow = new EtcdClient({ timeoutMs: 1000 });
+  const silent = await settle(slow.status(`http://127.0.0.1:${await blackHole(t)}`, { connectWithinMs: 400 }));
   assert.ok(silent.err instanceof EtcdError, String(silent.err));
   assert.match(silent.err.message, /timed out/);
-  assert.ok(silent.ms >= 550, `gave up after ${Math.round(silent.ms)} ms, before the timeout`);
+  assert.ok(silent.ms >= 950, `gave up after ${Math.round(silent.ms)} ms, before the timeout`);
+});
+
+test('a kept connection is no new connecting: the bound does not apply to a call that reuses it', async (t) => {
+  const server = createServer((req, res) => {
+    req.resume();
+    // Answered later than the bound below: only a bound wrongly set on the kept connection would cut it.
+    req.on('end', () => { setTimeout(() => { res.setHeader('content-type', 'application/json'); res.end('{"version":"3.6.0"}'); }, 50); });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => { resolve(); }); }));
+  let connections = 0;
+  server.on('connection', () => { connections++; });
+  const etcd = new EtcdClient({ timeoutMs: 5000 });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  assert.equal((await etcd.status(endpoint)).version, '3.6.0');
+  assert.equal((await etcd.status(endpoint, { connectWithinMs: 1 })).version, '3.6.0');
+  assert.equal(connections, 1, 'the second call went down the kept connection');
 });
 
 test('a timeout with a fraction of a millisecond (a lease attempt bounded by the time left to its deadline) is taken as it is', async (t) => {

@@ -9,7 +9,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/api/etcd-cluster.js';
 import type { EtcdCluster } from '../../src/api/etcd-cluster.js';
 import { ANNOTATION_RESTORED_BY } from '../../src/k8s/labels.js';
-import { readinessChanged, restoreOfMemberPod } from '../../src/controllers/restore/reconciler.js';
+import { restoreKeysOf } from '../../src/controllers/restore/reconciler.js';
+import { readinessChanged } from '../../src/controllers/cluster/views.js';
 
 const object = (generation: number, status: string): KubeObject & { status: string } =>
   ({ metadata: { name: 'c', namespace: 'ns', generation, resourceVersion: status }, status });
@@ -39,21 +40,25 @@ test('fansOut: a changed object enqueues every key it concerns, old and new, on 
   assert.equal(controller.queue.length, 4, 'an object that concerns nobody');
 });
 
-test('a member pod of a restored cluster tells its restore when it becomes Ready or stops being; other pods and changes tell none', () => {
+test('a member pod or client Service of a restored cluster tells its restore; a pod only as it becomes Ready or stops being', () => {
   const clusters = new Store<EtcdCluster>();
-  const cluster = (name: string, restoredBy?: string): EtcdCluster => ({
+  const cluster = (name: string, namespace: string, restoredBy?: string): EtcdCluster => ({
     apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', spec: { size: 1 },
-    metadata: { name, namespace: 'ns', uid: name, ...(restoredBy ? { annotations: { [ANNOTATION_RESTORED_BY]: restoredBy } } : {}) },
+    metadata: { name, namespace, uid: name, ...(restoredBy ? { annotations: { [ANNOTATION_RESTORED_BY]: restoredBy } } : {}) },
   });
-  clusters.upsert(cluster('restored', 'again'));
-  clusters.upsert(cluster('plain'));
-  const pod = (owner: string, ready: boolean): V1Pod => ({
-    metadata: { name: `${owner}-1`, namespace: 'ns', ownerReferences: [{ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name: owner, uid: owner, controller: true }] },
-    status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+  clusters.upsert(cluster('restored', 'ns', 'again'));
+  clusters.upsert(cluster('plain', 'ns'));
+  // The same name elsewhere: owner references name an object of the owned one's namespace.
+  clusters.upsert(cluster('restored', 'other', 'elsewhere'));
+  const owned = (owner: string, controller = true): V1Pod['metadata'] => ({
+    name: `${owner}-1`, namespace: 'ns', ownerReferences: [{ apiVersion: `${GROUP}/${VERSION}`, kind: 'EtcdCluster', name: owner, uid: owner, controller }],
   });
-  assert.deepEqual(restoreOfMemberPod(pod('restored', true), clusters), ['ns/again']);
-  assert.deepEqual(restoreOfMemberPod(pod('plain', true), clusters), [], 'a cluster no restore made');
-  assert.deepEqual(restoreOfMemberPod(pod('gone', true), clusters), [], 'a cluster not in the cache');
+  const pod = (owner: string, ready: boolean): V1Pod => ({ metadata: owned(owner), status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] } });
+  assert.deepEqual(restoreKeysOf(pod('restored', true), clusters), ['ns/again']);
+  assert.deepEqual(restoreKeysOf({ metadata: owned('restored') }, clusters), ['ns/again'], 'its client Service');
+  assert.deepEqual(restoreKeysOf(pod('plain', true), clusters), [], 'a cluster no restore made');
+  assert.deepEqual(restoreKeysOf(pod('gone', true), clusters), [], 'a cluster not in the cache');
+  assert.deepEqual(restoreKeysOf({ metadata: owned('restored', false) }, clusters), [], 'an owner that does not control it');
   assert.equal(readinessChanged(pod('restored', false), pod('restored', true)), true);
   assert.equal(readinessChanged(pod('restored', true), pod('restored', false)), true);
   assert.equal(readinessChanged(pod('restored', true), pod('restored', true)), false, 'a change that leaves it Ready');

@@ -191,7 +191,7 @@ test('a restored bootstrap member fetches and checks the snapshot with the opera
   // The snapshot and both links on the scratch volume; only the record of a complete restore beside the data.
   const target = ['--to', '/var/etcd-restore-scratch/restore.db', '--into', '/var/etcd-restore-scratch/into', '--scratch', '/var/etcd-restore-scratch/copy', '--complete', '/var/etcd/restore-complete'];
   assert.deepEqual(fetch.args, ['snapshot', 'fetch', ...target, '--data-dir', '/var/etcd/data', '--s3-path', 'b/k', '--aws-dir', '/etc/etcd-backup/aws', '--s3-endpoint', 'http://s3', '--force-path-style']);
-  // Node's young generation kept small for the stream (STREAM_NODE_OPTIONS: 2.1-2.3 s against 2.7-2.9 for 1.2 GB).
+  // Node's young generation kept small for the stream (streamNodeEnv: 2.1-2.3 s against 2.7-2.9 for 1.2 GB).
   assert.deepEqual(fetch.env, [{ name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' }]);
   assert.equal(restore.image, 'quay.io/coreos/etcd:v3.5.17');
   assert.ok(restore.command?.includes('--data-dir=/var/etcd-restore-scratch/into') && restore.command.includes('/var/etcd-restore-scratch/restore.db') && restore.command.includes('--initial-cluster=ic') && restore.command.includes('--name=example-0a1b2c3d'));

@@ -20,6 +20,9 @@ const conditionTrue = (pod: V1Pod, type: string): boolean => pod.status?.conditi
 /** Ready: behind the client Service (etcd's health, and the voter gate where the pod has one). */
 export const podReady = (pod: V1Pod): boolean => conditionTrue(pod, 'Ready');
 
+/** A pod's change in readiness: it became Ready, or stopped being. */
+export const readinessChanged = (old: V1Pod, now: V1Pod): boolean => podReady(old) !== podReady(now);
+
 /**
  * etcd's own readiness probe, whatever the voter gate says: what status counts as ready and the planner waits for
  * before a membership change. A learner fails it where /readyz asks for a voter (3.5.19+, 3.6): the planner

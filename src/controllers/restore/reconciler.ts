@@ -12,7 +12,7 @@ import { restorePath } from '../../api/etcd-backup.js';
 import { revisionBumpOf } from '../../api/etcd-backup.js';
 import type { EtcdRestore, RestoreStatus } from '../../api/etcd-backup.js';
 import { ANNOTATION_RESTORED_BY, ANNOTATION_RESTORED_BY_UID, ANNOTATION_VERIFIES } from '../../k8s/labels.js';
-import { ownedBy } from '../../k8s/owner.js';
+import { ownedBy, owningClusterName } from '../../k8s/owner.js';
 import { ConfigurationError } from '../cluster/tls.js';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { openStorage, readKeyRing } from '../backup/storage-for.js';
@@ -27,6 +27,7 @@ import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { restoredShift } from './bumped-revisions.js';
 import { carriesOneShotRestore, clusterSettled, podReady } from '../cluster/views.js';
 import { backupRefusal, snapshotRefused } from './backup-refusal.js';
+import { serviceRecheck, timeMs } from './service-recheck.js';
 import type { LeaseHolds } from './lease-hold.js';
 import type { EtcdClient } from '../../etcd/client.js';
 import { clientUrl, serviceUrl } from '../../etcd/identity.js';
@@ -55,23 +56,8 @@ type Outcome = {
   recheckInMs?: number;
 };
 
-/** A restore under way is looked at this often; its cluster's and pods' changes bring it sooner. */
+/** A restore under way is looked at this often; its cluster's, pods' and client Service's changes bring it sooner. */
 const RESTORING_RECHECK_MS = 2000;
-/**
- * Once every member is ready, only the client Service's answer is missing, and nothing the operator watches tells
- * when the nodes' proxies route it: a second's rule sync, after which each look that finds it there ends the
- * restore. Looked at this often for so long after the last member became ready, then at the usual pace (a
- * Service that does not answer then is a fault, which the status names).
- */
-const SERVICE_RECHECK_MS = 250;
-const SERVICE_RECHECK_FOR_MS = 15_000;
-/**
- * The Service's answer is a new connection each look: one whose handshake is not back in this time was sent
- * before the proxies routed the Service (its dropped SYN would be sent again only a second later), and the next
- * look's new connection is routed. A member's answer, once connected, may take the client's whole timeout.
- */
-const SERVICE_CONNECT_WITHIN_MS = 300;
-
 /** The phase between choosing a point in time and making the cluster. */
 const POINT_CHOSEN = 'PointChosen';
 /** A replay runs this long per reconcile, then yields the worker; the next goes on from the store's revision. */
@@ -127,19 +113,15 @@ export function restoreReconciler(d: RestoreReconcilerDeps): Reconcile {
 }
 
 /**
- * The restore that made the cluster a member pod belongs to, as a key, if any. The restore ends once its members
- * are ready, and the cluster's status can say Running before the kubelet has a pod Ready: the pod's own change
- * is then the only word of it (seen: a restore Completed 2 s after its member was Ready, at its next look).
+ * The restore that made the cluster an object (a member pod, the client Service) belongs to, as a key, if any. The
+ * restore ends once the cluster serves, and what tells of that may be the pod's or the Service's own change alone.
  */
-export function restoreOfMemberPod(pod: V1Pod, clusters: Store<EtcdCluster>): string[] {
-  const namespace = pod.metadata?.namespace ?? '';
-  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'EtcdCluster')?.name;
+export function restoreKeysOf(o: V1Pod | V1Service, clusters: Store<EtcdCluster>): string[] {
+  const namespace = o.metadata?.namespace ?? '';
+  const owner = owningClusterName(o);
   const restore = owner ? clusters.get(namespace, owner)?.metadata.annotations?.[ANNOTATION_RESTORED_BY] : undefined;
   return restore ? [`${namespace}/${restore}`] : [];
 }
-
-/** A pod's change that concerns its cluster's restore: it became Ready, or stopped being. */
-export const readinessChanged = (old: V1Pod, now: V1Pod): boolean => podReady(old) !== podReady(now);
 
 /**
  * A verification's restore: its store is compared with the live one after it is Completed, so the snapshot's
@@ -360,25 +342,21 @@ async function members(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<
  * after the restore, and a client sent to one being replaced fails), as many members as asked for, and its client Service answering
  * as a client would reach it (a Service just made has no ready endpoint on the nodes' proxies yet).
  */
-async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster, nowMs = Date.now()): Promise<{ what: string; recheckInMs?: number } | undefined> {
+async function notYetServing(d: RestoreReconcilerDeps, cluster: EtcdCluster): Promise<{ what: string; recheckInMs?: number } | undefined> {
   const pods = livePods(d, cluster);
   if (!clusterSettled(cluster)) return { what: 'waiting for it to settle' };
   if (pods.some(carriesOneShotRestore)) return { what: 'its members are moving off restore steps an earlier operator gave them' };
   if (pods.length !== cluster.spec.size || !pods.every(podReady)) return { what: `${pods.filter(podReady).length} of ${cluster.spec.size} members ready` };
-  if (!d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`)) return { what: 'waiting for its client Service' };
+  const service = d.services.get(cluster.metadata.namespace, `${cluster.metadata.name}-client`);
+  if (!service) return { what: 'waiting for its client Service' };
+  const readySince = pods.map((p) => timeMs(p.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime));
+  const { connectWithinMs, recheckInMs } = serviceRecheck(Math.max(timeMs(service.metadata?.creationTimestamp), ...readySince), Date.now());
   const { etcd, address } = await reach(d, cluster);
-  const answer = await etcd.status(serviceUrl(address), { connectWithinMs: SERVICE_CONNECT_WITHIN_MS }).then(() => undefined, (err: unknown) => (err as Error).message);
+  const answer = await etcd.status(serviceUrl(address), connectWithinMs === undefined ? {} : { connectWithinMs }).then(() => undefined, (err: unknown) => (err as Error).message);
   // A member answered through the Service with a certificate of the cluster's CA that does not name the Service
   // (static TLS made without that name): it serves; a client must connect by a name its certificate holds.
   if (answer === undefined || /does not match certificate's altnames/.test(answer)) return undefined;
-  const allReadySince = Math.max(...pods.map(readySinceMs));
-  return { what: `its client Service does not answer yet (${answer})`, ...(nowMs - allReadySince < SERVICE_RECHECK_FOR_MS ? { recheckInMs: SERVICE_RECHECK_MS } : {}) };
-}
-
-/** When the pod last became Ready (its condition's time; 0 if it has none). */
-function readySinceMs(pod: V1Pod): number {
-  const since = pod.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
-  return since ? new Date(since).getTime() || 0 : 0;
+  return { what: `its client Service does not answer yet (${answer})`, ...(recheckInMs === undefined ? {} : { recheckInMs }) };
 }
 
 /** What a backup that cannot be read is reported as; anything else is thrown again (and retried). */
