@@ -122,8 +122,8 @@ const labCache = (): string => process.env.ETCD_OPERATOR_CACHE ?? join(homedir()
 /** Where lab/build/coreos-operator.sh writes its facts: named by lab.json, else in the cache. */
 const coreosFacts = (): string => lab().coreos ?? join(labCache(), 'coreos-operator/images.json');
 
-/** The etcd server binary of a version the lab builds (lab/build/etcd.sh), for tests that run etcd outside Kubernetes. */
-export const etcdBinary = (version: string): string => join(labCache(), 'etcd', `v${version}`, 'etcd');
+/** The etcd server binary (or its etcdutl) of a version the lab builds (lab/build/etcd.sh), for tests that run them outside Kubernetes. */
+export const etcdBinary = (version: string, tool: 'etcd' | 'etcdutl' = 'etcd'): string => join(labCache(), 'etcd', `v${version}`, tool);
 
 /** The images of the CoreOS operator's test bed (lab/build/coreos-operator.sh). */
 export interface CoreOSImages {

@@ -125,7 +125,8 @@ async function backupStep(d: BackupReconcilerDeps, key: string, backup: EtcdBack
     const taken = backup.spec.storageType === 'Volume' ? await takeInPod(d, backup, intervalMs) : await take(d, backup, intervalMs, log);
     if (!taken) return { requeueAfterMs: 2000 };
     d.metrics.taken(namespace, name, { atMs: Date.now(), bytes: taken.object.size, revision: taken.revision, seconds: taken.seconds });
-    const message = `${taken.object.name}: revision ${taken.revision}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
+    const held = taken.revisionAtLeast ? `revision ${taken.revision} or later (its own could not be read from it)` : `revision ${taken.revision}`;
+    const message = `${taken.object.name}: ${held}, ${taken.object.size} bytes, sha256 ${taken.object.sha256}`;
     await writeStatus<BackupStatus, EtcdBackup>(d.transport, path, backup, (current) => ({
       ...current.status,
       succeeded: true, etcdVersion: taken.version, etcdRevision: taken.revision, lastSuccessDate: rfc3339(Date.now()),

@@ -8,6 +8,7 @@ import type { BackupStorage, StoredObject } from '../../storage/storage.js';
 import { seal, seals } from '../../storage/sealed.js';
 import type { Codec, SealOptions } from '../../storage/sealed.js';
 import { firstAnswer } from './source.js';
+import { SnapshotRevision } from '../../etcd/snapshot-revision.js';
 
 const PROGRESS_BYTES = 64 * 1024 * 1024;
 /** How often a snapshot under way tells how far it got, when that changed. */
@@ -45,7 +46,10 @@ export interface SaveRequest {
 /** What a backup wrote, from which revision and version; how many periodic backups remain. */
 export interface Saved {
   object: StoredObject & { compression: Codec; keyId?: string };
+  /** The revision the snapshot holds, read from it; with `revisionAtLeast`, the lowest it may hold. */
   revision: number;
+  /** Set only when the snapshot's own revision could not be read: `revision` is the member's before it began. */
+  revisionAtLeast?: true;
   version: string;
   /** From the snapshot's start to the object stored. */
   seconds: number;
@@ -58,17 +62,23 @@ export interface Saved {
  */
 export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   const member = await firstAnswer(r.endpoints, (e) => r.etcd.status(e));
-  const { revision, version } = member.value;
-  const objectName = r.periodic ? periodicName(r.base, revision, new Date()) : r.base;
-  r.log.info({ from: member.endpoint, to: objectName, revision }, 'backup started');
+  const { revision: before, version } = member.value;
+  // A periodic name carries the member's revision before the snapshot began, the lowest it may hold: its change
+  // log is kept from there. What it holds is read from its bytes (SnapshotRevision).
+  const objectName = r.periodic ? periodicName(r.base, before, new Date()) : r.base;
+  r.log.info({ from: member.endpoint, to: objectName, revision: before }, 'backup started');
   const started = performance.now();
   const startedAtMs = Date.now();
   const teller = new ProgressTeller((receivedBytes, lastReceivedAtMs) => r.progress?.({ object: objectName, member: member.endpoint, startedAtMs, receivedBytes, lastReceivedAtMs }));
-  const snapshot = paced(r.etcd.snapshot(member.endpoint, r.timeoutMs), r.timeoutMs, r.log, (bytes) => { teller.received(bytes); });
+  const held = new SnapshotRevision();
+  const snapshot = paced(held.pass(r.etcd.snapshot(member.endpoint, r.timeoutMs)), r.timeoutMs, r.log, (bytes) => { teller.received(bytes); });
   const stored = await r.storage.put(objectName, seals(r.sealing) ? seal(snapshot, r.sealing) : snapshot).finally(() => { teller.stop(); });
   const object = { ...stored, compression: r.sealing.codec, ...(r.sealing.key ? { keyId: r.sealing.key.id } : {}) };
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
-  if (!r.periodic) return { object, revision, version, seconds };
+  const revision = held.revision();
+  if (revision === undefined) r.log.warn({ object: objectName, revisionAtLeast: before }, 'the snapshot\'s own revision could not be read from it');
+  const taken: Saved = { object, ...(revision === undefined ? { revision: before, revisionAtLeast: true } : { revision }), version, seconds };
+  if (!r.periodic) return taken;
   for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.retention, Date.now())) {
     await r.storage.remove(old);
     r.log.info({ removed: old }, 'old backup removed (retention)');
@@ -80,7 +90,7 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
     for (const chunk of unneeded) await r.storage.remove(chunk.name);
     if (unneeded.length > 0) r.log.info({ removed: unneeded.length, before }, 'change log chunks no kept snapshot needs removed');
   }
-  return { object, revision, version, seconds, kept: kept.length };
+  return { ...taken, kept: kept.length };
 }
 
 /**
