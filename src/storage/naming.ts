@@ -1,3 +1,5 @@
+import type { BackupStorage } from './storage.js';
+
 /**
  * Names of periodic backups, as the CoreOS operator made them: `<base>_v<revision>_<YYYY-MM-DD-hh:mm:ss>`
  * (UTC), so existing buckets keep their order and retention.
@@ -17,4 +19,26 @@ export function datedPeriodicBackups(names: readonly string[], base: string): { 
     return m ? [{ name, takenAtMs: Date.parse(`${m[2] ?? ''}T${m[3] ?? ''}Z`), revision: Number(m[1]) }] : [];
   });
   return parsed.sort((a, b) => a.takenAtMs - b.takenAtMs || a.revision - b.revision);
+}
+
+/**
+ * Beside a periodic backup whose snapshot holds a later revision than its name (the name is given before the
+ * snapshot begins, and writes came meanwhile): an object whose text is the revision the snapshot holds. A restore
+ * to a point in time chooses its snapshot by it, so never one past its target; without it, the name's revision.
+ */
+export const HELD_SUFFIX = '.held';
+
+/**
+ * The snapshots as a point-in-time choice needs them: by the revision each holds (its `HELD_SUFFIX` object's,
+ * read for those whose name is at or before `target` and that have one; the name's otherwise).
+ */
+export async function heldRevisions<T extends { name: string; revision: number }>(snapshots: readonly T[], names: readonly string[], target: number, storage: Pick<BackupStorage, 'get'>): Promise<T[]> {
+  const listed = new Set(names);
+  return Promise.all(snapshots.map(async (s) => {
+    if (s.revision > target || !listed.has(`${s.name}${HELD_SUFFIX}`)) return s;
+    const parts: Buffer[] = [];
+    for await (const part of storage.get(`${s.name}${HELD_SUFFIX}`)) parts.push(part);
+    const held = Number(Buffer.concat(parts).toString('utf8').trim());
+    return Number.isSafeInteger(held) && held >= s.revision ? { ...s, revision: held } : s;
+  }));
 }

@@ -10,6 +10,7 @@ import { encodeField, lastFields } from '../../src/etcd/protobuf.js';
 import { changeLogStatus } from '../../src/controllers/backup/change-logs.js';
 import { ReplayError, readChunk } from '../../src/controllers/restore/replay.js';
 import { DirectoryStorage } from '../../src/storage/directory.js';
+import { datedPeriodicBackups, heldRevisions } from '../../src/storage/naming.js';
 import { seal, sealingKey } from '../../src/storage/sealed.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -183,4 +184,18 @@ test('a stored chunk is read through its checksum and key, and one that lacks a 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('a point-in-time choice takes each snapshot at the revision it holds where a .held object says so, read only for those named at or before the target', async () => {
+  const snapshots = datedPeriodicBackups(['b_v100_2026-11-29-10:00:00', 'b_v200_2026-11-29-10:10:00', 'b_v300_2026-11-29-10:20:00', 'b_v200_2026-11-29-10:10:00.held'], 'b');
+  assert.deepEqual(snapshots.map((s) => s.name), ['b_v100_2026-11-29-10:00:00', 'b_v200_2026-11-29-10:10:00', 'b_v300_2026-11-29-10:20:00'], 'a .held object is no snapshot');
+  const names = ['b_v200_2026-11-29-10:10:00.held', 'b_v300_2026-11-29-10:20:00.held'];
+  const read: string[] = [];
+  const storage = { get: async function* get(name: string): AsyncIterable<Buffer> { read.push(name); await Promise.resolve(); yield Buffer.from(name.includes('v200') ? '260\n' : '330\n'); } };
+  const held = await heldRevisions(snapshots, names, 250, storage);
+  assert.deepEqual(held.map((s) => s.revision), [100, 260, 300]);
+  assert.deepEqual(read, ['b_v200_2026-11-29-10:10:00.held'], 'only for a snapshot named at or before the target');
+  // The held revision is past the target: the snapshot before it is the one to start from.
+  const plan = pointInTimePlan(held, [{ name: 'c', from: 101, to: 400, confirmedAtMs: 0 }], 250);
+  assert.ok('snapshot' in plan && plan.snapshot.name === 'b_v100_2026-11-29-10:00:00', JSON.stringify(plan));
 });

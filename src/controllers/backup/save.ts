@@ -1,6 +1,7 @@
+import { Readable } from 'node:stream';
 import type { Logger } from '../../runtime/log.js';
 import type { EtcdClient } from '../../etcd/client.js';
-import { datedPeriodicBackups, periodicName } from '../../storage/naming.js';
+import { HELD_SUFFIX, datedPeriodicBackups, periodicName } from '../../storage/naming.js';
 import { changeLogPrefix, chunksOf, prunableChunks } from '../../storage/change-log.js';
 import { expired } from '../../storage/retention.js';
 import type { Retention } from '../../storage/retention.js';
@@ -79,8 +80,10 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   if (revision === undefined) r.log.warn({ object: objectName, revisionAtLeast: before }, 'the snapshot\'s own revision could not be read from it');
   const taken: Saved = { object, ...(revision === undefined ? { revision: before, revisionAtLeast: true } : { revision }), version, seconds };
   if (!r.periodic) return taken;
+  if (revision !== undefined && revision !== before) await r.storage.put(`${objectName}${HELD_SUFFIX}`, Readable.from([Buffer.from(`${revision}\n`)]));
   for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.retention, Date.now())) {
     await r.storage.remove(old);
+    await r.storage.remove(`${old}${HELD_SUFFIX}`);
     r.log.info({ removed: old }, 'old backup removed (retention)');
   }
   const kept = datedPeriodicBackups(await r.storage.list(`${r.base}_v`), r.base);

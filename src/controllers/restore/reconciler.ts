@@ -22,7 +22,7 @@ import type { EtcdClients } from '../cluster/tls.js';
 import { restorableSnapshot } from '../../storage/snapshot-read.js';
 import type { KeyRing } from '../../storage/sealed.js';
 import { changeLogPrefix, chunksOf, pointInTimePlan, revisionAt } from '../../storage/change-log.js';
-import { datedPeriodicBackups } from '../../storage/naming.js';
+import { datedPeriodicBackups, heldRevisions } from '../../storage/naming.js';
 import { ReplayError, ReplayInterrupted, readChunk, replay } from './replay.js';
 import { restoredShift } from './bumped-revisions.js';
 import { carriesOneShotRestore, clusterSettled, podReady } from '../cluster/views.js';
@@ -252,7 +252,8 @@ async function choosePoint(d: RestoreReconcilerDeps, restore: EtcdRestore, log: 
     const pinned = at.revision === undefined ? await revisionAt(chunks, Date.parse(at.time ?? ''), (c) => readChunk({ storage: opened.storage, keys }, c)) : { revision: at.revision };
     if ('refused' in pinned) return unavailable(`${opened.name}: ${pinned.refused}`);
     const target = pinned.revision;
-    const plan = pointInTimePlan(datedPeriodicBackups(names, opened.name), chunks, target);
+    const snapshots = await heldRevisions(datedPeriodicBackups(names, opened.name), names, target, opened.storage);
+    const plan = pointInTimePlan(snapshots, chunks, target);
     if ('refused' in plan) return unavailable(`${opened.name}: ${plan.refused}`);
     for (const chunk of plan.chunks) await readChunk({ storage: opened.storage, keys }, chunk);
     log.info({ target, snapshot: plan.snapshot.name, chunks: plan.chunks.length }, 'point in time chosen; its change log checked');
