@@ -80,6 +80,8 @@ export const etcdRestoreCrd = (): CrdManifest => crd({
   columns: [
     { name: 'Cluster', type: 'string', jsonPath: '.spec.etcdCluster.name' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    // A failed restore says why in `kubectl get` (BackupNotFound, ChecksumMismatch, SnapshotPastTarget, ...).
+    { name: 'Reason', type: 'string', jsonPath: '.status.reason' },
   ],
 });
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { etcdClusterCrd } from '../../src/api/crds.js';
+import { etcdClusterCrd, etcdRestoreCrd } from '../../src/api/crds.js';
 import { clusterSpec } from '../../src/api/etcd-cluster.js';
 import { integer, object, string } from '../../src/api/schema.js';
 import type { OpenApiSchema } from '../../src/api/schema.js';
@@ -34,4 +34,12 @@ test('object() lists required fields only when there are some, and keeps validat
   const spec = clusterSpec.openapi;
   assert.deepEqual(spec.required, ['size']);
   assert.ok(spec.properties?.pod?.properties?.labels?.['x-kubernetes-validations']?.[0]?.rule.includes("'app' in self"));
+});
+
+test('kubectl get etcdrestores shows a restore\'s phase and, when it failed, why', () => {
+  const { versions } = etcdRestoreCrd().spec as { versions: { additionalPrinterColumns: { name: string; jsonPath: string }[] }[] };
+  const columns = versions[0]?.additionalPrinterColumns ?? [];
+  assert.deepEqual(columns.map((c) => [c.name, c.jsonPath]), [
+    ['Cluster', '.spec.etcdCluster.name'], ['Phase', '.status.phase'], ['Reason', '.status.reason'], ['Age', '.metadata.creationTimestamp'],
+  ]);
 });
