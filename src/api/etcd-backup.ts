@@ -196,7 +196,7 @@ export const restoreStatus = object({
   pointInTime: object({
     revision: integer({ format: 'int64', description: 'The revision the restored store is to be at.' }),
     snapshot: string({ description: 'The full snapshot it starts from.' }),
-    snapshotRevision: integer({ format: 'int64', description: 'The revision that snapshot is named by.' }),
+    snapshotRevision: integer({ format: 'int64', description: 'The revision that snapshot holds, as its <name>.held object says; else the one it is named by (the lowest it may hold).' }),
     replayedThrough: integer({ format: 'int64', description: 'The restored store holds every revision of the source up to this one.' }),
     snapshotHeld: integer({
       format: 'int64', description: 'With a revision bump: the source\'s revision the snapshot held (at or past the one it is named by); the source\'s '

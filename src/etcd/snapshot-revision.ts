@@ -20,11 +20,11 @@ const ELEMENT = 16;
 const BRANCH_PAGE = 0x01;
 const LEAF_PAGE = 0x02;
 const BUCKET_LEAF = 0x01;
-/** etcd's revision key: 8 bytes of main revision, '_', 8 bytes of sub revision, and a 't' for a deletion. */
-const REVISION_KEY = [17, 18];
 const KEY_BUCKET = Buffer.from('key');
 /** A bbolt tree is never this deep; a walk longer than this is a page table that is not one. */
 const MAX_DEPTH = 64;
+/** Bytes asked of the stream and not yet come, at most (see want). */
+const MAX_WAITING = 4096;
 
 /** Bytes wanted from further on in the stream, and what to do with them once they have come. */
 interface Capture { at: number; bytes: Buffer; filled: number; then: (bytes: Buffer) => void }
@@ -51,7 +51,10 @@ export class SnapshotRevision {
     }
   }
 
-  /** The newest revision in the snapshot's tree, once it has all passed; undefined if it was not a bbolt file as etcd makes them. */
+  /**
+   * The newest revision in the snapshot's tree, once it has all passed; 0 for a store that holds no key revision (no
+   * key was ever written); undefined if it was not a bbolt file as etcd makes them.
+   */
   revision(): number | undefined {
     if (this.broken || !this.keyBucket) return undefined;
     if ('inline' in this.keyBucket) return Number.isNaN(this.keyBucket.inline) ? undefined : this.keyBucket.inline;
@@ -104,8 +107,8 @@ export class SnapshotRevision {
 
   private readMeta(slot: Buffer): void {
     this.pageSize = slot.readUInt32LE(PAGE_HEADER + 8);
-    this.rootPage = Number(slot.readBigUInt64LE(PAGE_HEADER + 16));
-    const highWater = Number(slot.readBigUInt64LE(PAGE_HEADER + 40));
+    this.rootPage = u64(slot, PAGE_HEADER + 16);
+    const highWater = u64(slot, PAGE_HEADER + 40);
     if (slot.readUInt32LE(PAGE_HEADER) !== META_MAGIC || this.pageSize < 512 || this.pageSize > 65536 || highWater > 2 ** 28) {
       this.broken = true;
       return;
@@ -118,27 +121,43 @@ export class SnapshotRevision {
    * element lies (they may be further on, in its overflow). A slot that could not head one is passed over.
    */
   private readSlot(id: number, slot: Buffer): void {
-    if (id < 2 || id >= this.pages.length) return;
-    const flags = slot.readUInt16LE(8);
-    const count = slot.readUInt16LE(10);
+    // Bytes read as they are where it is hot: the operator runs without V8's compilers, and Buffer's readers are
+    // JavaScript it would interpret for each of a gigabyte's 300,000 slots.
+    // A page's header names its own id: bytes of a value, or anything else that is no page here, do not (a value
+    // made to look like pages would otherwise have each ask for bytes further on, without end).
+    if (id < 2 || id >= this.pages.length || slot[9] !== 0 || u64(slot, 0) !== id) return;
+    const flags = slot[8] ?? 0;
+    const count = (slot[10] ?? 0) | ((slot[11] ?? 0) << 8);
     const span = (slot.readUInt32LE(12) + 1) * this.pageSize;
     const start = id * this.pageSize;
-    if ((flags !== BRANCH_PAGE && flags !== LEAF_PAGE) || count === 0 || PAGE_HEADER + count * ELEMENT > span || id + span / this.pageSize > this.pages.length) return;
+    if ((flags !== BRANCH_PAGE && flags !== LEAF_PAGE) || PAGE_HEADER + count * ELEMENT > span || id + span / this.pageSize > this.pages.length) return;
+    // An empty leaf: the key bucket of a store no key was ever written to (its revision is the member's own).
+    if (count === 0) {
+      if (flags === LEAF_PAGE) this.pages[id] = 0;
+      return;
+    }
     if (id === this.rootPage) {
       if (flags === LEAF_PAGE) this.want(start, span, (page) => { this.readRootBucket(page, count); });
       return;
     }
+    // Read from the slot itself where the bytes are in it (most pages: no overflow); asked of the stream otherwise.
     const last = PAGE_HEADER + (count - 1) * ELEMENT;
     if (flags === BRANCH_PAGE) {
-      this.want(start + last + 8, 8, (pgid) => { this.pages[id] = -(Number(pgid.readBigUInt64LE(0)) + 1); });
+      if (last + ELEMENT <= slot.length) this.pages[id] = -(u64(slot, last + 8) + 1);
+      else this.want(start + last + 8, 8, (pgid) => { this.pages[id] = -(u64(pgid, 0) + 1); });
       return;
     }
-    this.want(start + last, ELEMENT, (element) => {
-      const keyAt = last + element.readUInt32LE(4);
-      const size = element.readUInt32LE(8);
-      if (!REVISION_KEY.includes(size) || keyAt + size > span) return;
-      this.want(start + keyAt, size, (key) => { this.pages[id] = revisionOf(key); });
-    });
+    if (last + ELEMENT <= slot.length) this.readLastKey(id, slot, last, slot, last, span);
+    else this.want(start + last, ELEMENT, (element) => { this.readLastKey(id, slot, last, element, 0, span); });
+  }
+
+  /** A leaf's last key, by its element (at `at` in `element`, at `last` in the page): from the slot, or asked of the stream. */
+  private readLastKey(id: number, slot: Buffer, last: number, element: Buffer, at: number, span: number): void {
+    const keyAt = last + element.readUInt32LE(at + 4);
+    const size = element.readUInt32LE(at + 8);
+    if (!isRevisionKey(size) || keyAt + size > span) return;
+    if (keyAt + size <= slot.length) this.pages[id] = revisionOf(slot, keyAt);
+    else this.want(id * this.pageSize + keyAt, size, (key) => { this.pages[id] = revisionOf(key, 0); });
   }
 
   /** The root bucket (one leaf page: etcd keeps a dozen buckets): where its "key" bucket is. */
@@ -149,18 +168,24 @@ export class SnapshotRevision {
       const keySize = page.readUInt32LE(element + 8);
       const value = keyAt + keySize;
       if (!(page.readUInt32LE(element) & BUCKET_LEAF) || value + 16 > page.length || !page.subarray(keyAt, value).equals(KEY_BUCKET)) continue;
-      const root = Number(page.readBigUInt64LE(value));
+      const root = u64(page, value);
       // A small bucket is kept inline: its one leaf page follows its header, within the value.
       this.keyBucket = root === 0 ? { inline: inlineRevision(page.subarray(value + 16, value + page.readUInt32LE(element + 12))) } : { root };
     }
   }
 
   private want(at: number, length: number, then: (bytes: Buffer) => void): void {
+    // Pages ask for bytes of their own span only, and few pages span others: this many waiting is no etcd database.
+    if (this.captures.length >= MAX_WAITING) {
+      this.broken = true;
+      return;
+    }
     this.captures.push({ at, bytes: Buffer.alloc(length), filled: 0, then });
   }
 
   /** Gives every capture the bytes of `slot` (at `start`) it wants; runs those now whole (which may want more); whether any ran. */
   private capture(start: number, slot: Buffer): boolean {
+    if (this.captures.length === 0) return false;
     const end = start + slot.length;
     const whole: Capture[] = [];
     this.captures = this.captures.filter((c) => {
@@ -176,18 +201,25 @@ export class SnapshotRevision {
   }
 }
 
-/** The main revision of an etcd revision key ('_' between its two halves); NaN for any other key. */
-function revisionOf(key: Buffer): number {
-  return key[8] === 0x5f ? Number(key.readBigUInt64BE(0)) : NaN;
+/** etcd's revision key: 8 bytes of main revision, '_', 8 bytes of sub revision, and a 't' for a deletion. */
+const isRevisionKey = (size: number): boolean => size === 17 || size === 18;
+
+/** A little-endian uint64 (a page id: below 2^53), without a BigInt for each of the many pages. */
+const u64 = (b: Buffer, at: number): number => b.readUInt32LE(at + 4) * 0x1_0000_0000 + b.readUInt32LE(at);
+
+/** The main revision of the etcd revision key at `at` ('_' between its two halves); NaN for any other key. */
+function revisionOf(key: Buffer, at: number): number {
+  return key[at + 8] === 0x5f ? key.readUInt32BE(at) * 0x1_0000_0000 + key.readUInt32BE(at + 4) : NaN;
 }
 
 /** The last key's revision of a bucket kept inline: its one leaf page, within its entry's value. */
 function inlineRevision(page: Buffer): number {
   if (page.length < PAGE_HEADER) return NaN;
   const count = page.readUInt16LE(10);
+  if (count === 0) return 0;
   const element = PAGE_HEADER + (count - 1) * ELEMENT;
-  if (count === 0 || element + ELEMENT > page.length) return NaN;
+  if (element + ELEMENT > page.length) return NaN;
   const keyAt = element + page.readUInt32LE(element + 4);
   const size = page.readUInt32LE(element + 8);
-  return REVISION_KEY.includes(size) && keyAt + size <= page.length ? revisionOf(page.subarray(keyAt, keyAt + size)) : NaN;
+  return isRevisionKey(size) && keyAt + size <= page.length ? revisionOf(page, keyAt) : NaN;
 }

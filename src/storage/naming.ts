@@ -29,16 +29,32 @@ export function datedPeriodicBackups(names: readonly string[], base: string): { 
 export const HELD_SUFFIX = '.held';
 
 /**
- * The snapshots as a point-in-time choice needs them: by the revision each holds (its `HELD_SUFFIX` object's,
- * read for those whose name is at or before `target` and that have one; the name's otherwise).
+ * The snapshots as a point-in-time choice needs them: by the revision each holds, newest name first, from its
+ * `HELD_SUFFIX` object where it has one, until one holds no more than `target` (an older one holds at most the next
+ * one's name); the name's revision otherwise, the lowest it may hold (also when the object cannot be read: retention
+ * may remove it meanwhile, and the choice is then as it was before such objects).
  */
 export async function heldRevisions<T extends { name: string; revision: number }>(snapshots: readonly T[], names: readonly string[], target: number, storage: Pick<BackupStorage, 'get'>): Promise<T[]> {
   const listed = new Set(names);
-  return Promise.all(snapshots.map(async (s) => {
-    if (s.revision > target || !listed.has(`${s.name}${HELD_SUFFIX}`)) return s;
+  const byHeld = [...snapshots];
+  const newestFirst = [...snapshots.entries()].filter(([, s]) => s.revision <= target).sort(([, a], [, b]) => b.revision - a.revision);
+  for (const [i, s] of newestFirst) {
+    if (!listed.has(`${s.name}${HELD_SUFFIX}`)) break;
+    const held = await heldRevision(`${s.name}${HELD_SUFFIX}`, storage);
+    if (held === undefined || held < s.revision) break;
+    byHeld[i] = { ...s, revision: held };
+    if (held <= target) break;
+  }
+  return byHeld;
+}
+
+async function heldRevision(name: string, storage: Pick<BackupStorage, 'get'>): Promise<number | undefined> {
+  try {
     const parts: Buffer[] = [];
-    for await (const part of storage.get(`${s.name}${HELD_SUFFIX}`)) parts.push(part);
+    for await (const part of storage.get(name)) parts.push(part);
     const held = Number(Buffer.concat(parts).toString('utf8').trim());
-    return Number.isSafeInteger(held) && held >= s.revision ? { ...s, revision: held } : s;
-  }));
+    return Number.isSafeInteger(held) ? held : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -198,4 +198,11 @@ test('a point-in-time choice takes each snapshot at the revision it holds where 
   // The held revision is past the target: the snapshot before it is the one to start from.
   const plan = pointInTimePlan(held, [{ name: 'c', from: 101, to: 400, confirmedAtMs: 0 }], 250);
   assert.ok('snapshot' in plan && plan.snapshot.name === 'b_v100_2026-11-29-10:00:00', JSON.stringify(plan));
+  // Read newest first, and no further than a snapshot that holds no more than the target.
+  read.length = 0;
+  assert.deepEqual((await heldRevisions(snapshots, names, 400, storage)).map((s) => s.revision), [100, 200, 330]);
+  assert.deepEqual(read, ['b_v300_2026-11-29-10:20:00.held'], 'v300 holds 330, no more than 400: the older ones are not asked');
+  // One that cannot be read (retention removed it meanwhile) leaves the name's revision, as before such objects.
+  const gone = { get: async function* get(): AsyncIterable<Buffer> { await Promise.resolve(); yield* []; throw Object.assign(new Error('gone'), { name: 'NoSuchKey' }); } };
+  assert.deepEqual((await heldRevisions(snapshots, names, 250, gone)).map((s) => s.revision), [100, 200, 300]);
 });

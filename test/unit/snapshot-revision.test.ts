@@ -55,7 +55,11 @@ function bucket(root: number, inline?: Buffer): Buffer {
 function snapshot(root: number, pages: Map<number, Buffer>): Buffer {
   const highWater = Math.max(...[...pages].map(([id, p]) => id + p.length / PAGE));
   const file = Buffer.alloc(highWater * PAGE);
-  for (const [id, p] of pages) p.copy(file, id * PAGE);
+  for (const [id, p] of pages) {
+    p.copy(file, id * PAGE);
+    // bbolt writes each page's own id into its header.
+    file.writeBigUInt64LE(BigInt(id), id * PAGE);
+  }
   for (const id of [0, 1]) {
     const meta = id * PAGE;
     file.writeUInt16LE(0x04, meta + 8);
@@ -117,4 +121,33 @@ test('bytes that are not a bbolt file as etcd makes them give no revision, and p
   // The tree points at a page that is no leaf or branch (a walk with nowhere to go).
   const dangling = snapshot(3, new Map([[2, Buffer.alloc(PAGE)], [3, rootBucket(bucket(2))]]));
   assert.equal(await read(dangling, 4096), undefined, 'a key bucket root that is no page');
+});
+
+test('a store no key was written to holds revision 0 by its tree (the member\'s own stands); forged pages in a value cost a bounded wait, not one without end', async () => {
+  assert.equal(await read(snapshot(3, new Map([[2, page(2, [])], [3, rootBucket(bucket(2))]])), 4096), 0, 'an empty key bucket');
+  assert.equal(await read(snapshot(2, new Map([[2, rootBucket(bucket(0, page(2, []).subarray(0, 16)))]])), 4096), 0, 'an empty inline key bucket');
+  // A value of slots each forged as the head of a leaf (its own id in it) whose last key lies `ahead` bytes on: each
+  // waits for bytes further on. Near, they resolve to nothing and the tree's answer stands; far, so many wait at
+  // once that the reader gives up (the member's revision stands) instead of checking each against every slot.
+  const forging = (ahead: number): Map<number, Buffer> => {
+    const slots = 6000;
+    const forged = Buffer.alloc(slots * PAGE);
+    for (let i = 0; i < slots; i++) {
+      const at = i * PAGE;
+      forged.writeBigUInt64LE(BigInt(4 + i), at);
+      forged.writeUInt16LE(2, at + 8);
+      forged.writeUInt16LE(1, at + 10);
+      forged.writeUInt32LE(ahead / PAGE + 1, at + 12);
+      forged.writeUInt32LE(ahead, at + 16 + 4);
+      forged.writeUInt32LE(17, at + 16 + 8);
+    }
+    // The value starts after page 3's header, element and key (49 bytes): padded so that its slots are slots.
+    const value = Buffer.concat([Buffer.alloc(PAGE - 16 - 16 - 17), forged]);
+    return new Map([[2, rootBucket(bucket(3))], [3, page(2, [{ key: revisionKey(9), value }])], [4 + slots + ahead / PAGE + 2, page(2, [])]]);
+  };
+  for (const [ahead, expected] of [[PAGE * 256, 9], [PAGE * 8000, undefined]] as const) {
+    const started = performance.now();
+    assert.equal(await read(snapshot(2, forging(ahead)), 32_768), expected, `keys forged ${ahead} bytes ahead`);
+    assert.ok(performance.now() - started < 5000, `in ${Math.round(performance.now() - started)} ms`);
+  }
 });

@@ -71,19 +71,28 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
   const started = performance.now();
   const startedAtMs = Date.now();
   const teller = new ProgressTeller((receivedBytes, lastReceivedAtMs) => r.progress?.({ object: objectName, member: member.endpoint, startedAtMs, receivedBytes, lastReceivedAtMs }));
-  const held = new SnapshotRevision();
-  const snapshot = paced(held.pass(r.etcd.snapshot(member.endpoint, r.timeoutMs)), r.timeoutMs, r.log, (bytes) => { teller.received(bytes); });
+  const reader = new SnapshotRevision();
+  const snapshot = paced(reader.pass(r.etcd.snapshot(member.endpoint, r.timeoutMs)), r.timeoutMs, r.log, (bytes) => { teller.received(bytes); });
   const stored = await r.storage.put(objectName, seals(r.sealing) ? seal(snapshot, r.sealing) : snapshot).finally(() => { teller.stop(); });
   const object = { ...stored, compression: r.sealing.codec, ...(r.sealing.key ? { keyId: r.sealing.key.id } : {}) };
   const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
-  const revision = held.revision();
+  // 0: no key revision in it (no key was ever written), so nothing moved since the member's reading.
+  const read = reader.revision();
+  const revision = read === 0 ? before : read;
   if (revision === undefined) r.log.warn({ object: objectName, revisionAtLeast: before }, 'the snapshot\'s own revision could not be read from it');
   const taken: Saved = { object, ...(revision === undefined ? { revision: before, revisionAtLeast: true } : { revision }), version, seconds };
   if (!r.periodic) return taken;
-  if (revision !== undefined && revision !== before) await r.storage.put(`${objectName}${HELD_SUFFIX}`, Readable.from([Buffer.from(`${revision}\n`)]));
-  for (const old of expired(await r.storage.list(`${r.base}_v`), r.base, r.retention, Date.now())) {
+  // Only a point-in-time restore reads it, and only a continuous backup's; one not written leaves the name's revision
+  // to go by, as before: a backup stored is not failed for it.
+  if (r.changeLog && revision !== undefined && revision > before) {
+    await r.storage.put(`${objectName}${HELD_SUFFIX}`, Readable.from([Buffer.from(`${revision}\n`)])).catch((err: unknown) => {
+      r.log.warn({ object: objectName, revision, error: (err as Error).message }, 'the revision the snapshot holds not stored beside it');
+    });
+  }
+  const listed = await r.storage.list(`${r.base}_v`);
+  for (const old of expired(listed, r.base, r.retention, Date.now())) {
     await r.storage.remove(old);
-    await r.storage.remove(`${old}${HELD_SUFFIX}`);
+    if (listed.includes(`${old}${HELD_SUFFIX}`)) await r.storage.remove(`${old}${HELD_SUFFIX}`);
     r.log.info({ removed: old }, 'old backup removed (retention)');
   }
   const kept = datedPeriodicBackups(await r.storage.list(`${r.base}_v`), r.base);

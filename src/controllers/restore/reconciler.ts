@@ -288,6 +288,7 @@ async function replayed(d: RestoreReconcilerDeps, restore: EtcdRestore, cluster:
   try {
     const ready = await snapshotSource({ clusterName: name, storageType: 'S3' }, restore.metadata.namespace, d.clusters, d.pods, d.etcdClients, d.clusterDomain);
     const endpoint = ready.endpoints[0] ?? '';
+    // The snapshot's revision as the choice knew it: the one it holds, or the lowest (its name's).
     const named = pit.snapshotRevision ?? 0;
     if (pit.revisionBump === undefined) {
       // Found once, before anything is replayed, and recorded at once: the replay's own revisions are past it later,
