@@ -48,6 +48,7 @@ export async function heldRevisions<T extends { name: string; revision: number }
   return byHeld;
 }
 
+/** The revision a `HELD_SUFFIX` object says; undefined when it cannot be read (checked against its sha256) or is no number. */
 async function heldRevision(name: string, storage: Pick<BackupStorage, 'get'>): Promise<number | undefined> {
   try {
     const parts: Buffer[] = [];
