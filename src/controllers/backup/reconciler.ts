@@ -268,13 +268,24 @@ async function take(d: BackupReconcilerDeps, backup: EtcdBackup, intervalMs: num
       sealing,
       etcd: source.etcd, endpoints: source.endpoints, storage: opened.storage, base: opened.name, periodic: intervalMs > 0,
       retention: retentionOf(spec.backupPolicy), changeLog: spec.continuous !== undefined, timeoutMs: (spec.backupPolicy?.timeoutInSecond ?? DEFAULT_TIMEOUT_S) * 1000, log,
-      progress: progress.tell,
+      progress: progress.tell, inUse: snapshotsInUse(d.restores.list(namespace), spec.s3?.path),
     });
   } finally {
     opened.close();
     // The outcome is written after the last progress, never under it.
     await progress.written();
   }
+}
+
+/**
+ * The snapshots of the backup at `path` that point-in-time restores under way start from (their chosen snapshot,
+ * an object of the same bucket): a replay reads the change log after it as it goes, and a user's trial saw
+ * retention remove both mid-replay (ChangeLogIncomplete). A restore of another store at the same path keeps them
+ * too, which only keeps more.
+ */
+export function snapshotsInUse(restores: readonly EtcdRestore[], path: string | undefined): Set<string> {
+  const underWay = restores.filter((r) => path !== undefined && r.spec.s3?.path === path && r.status?.phase !== 'Completed' && r.status?.phase !== 'Failed');
+  return new Set(underWay.flatMap((r) => (r.status?.pointInTime?.snapshot ? [r.status.pointInTime.snapshot] : [])));
 }
 
 /**

@@ -38,6 +38,11 @@ export interface SaveRequest {
   changeLog?: boolean;
   /** Compression and encryption of the object (none: a plain etcd snapshot). */
   sealing: SealOptions;
+  /**
+   * Snapshots a point-in-time restore under way starts from: retention keeps them, and the change log after them,
+   * until it ends (its replay reads them as it goes).
+   */
+  inUse?: ReadonlySet<string>;
   timeoutMs: number;
   log: Logger;
   /** Told when the snapshot starts, when its first bytes come, then every few seconds while more came. */
@@ -89,10 +94,8 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
       r.log.warn({ object: objectName, revision, error: (err as Error).message }, 'the revision the snapshot holds not stored beside it');
     });
   }
-  const listed = await r.storage.list(`${r.base}_v`);
-  for (const old of expired(listed, r.base, r.retention, Date.now())) {
+  for (const old of retentionRemovals(await r.storage.list(`${r.base}_v`), r.base, r.retention, Date.now(), r.inUse)) {
     await r.storage.remove(old);
-    if (listed.includes(`${old}${HELD_SUFFIX}`)) await r.storage.remove(`${old}${HELD_SUFFIX}`);
     r.log.info({ removed: old }, 'old backup removed (retention)');
   }
   const kept = datedPeriodicBackups(await r.storage.list(`${r.base}_v`), r.base);
@@ -103,6 +106,15 @@ export async function saveSnapshot(r: SaveRequest): Promise<Saved> {
     if (unneeded.length > 0) r.log.info({ removed: unneeded.length, before }, 'change log chunks no kept snapshot needs removed');
   }
   return { ...taken, kept: kept.length };
+}
+
+/**
+ * What retention removes of the periodic backups `listed`: each expired one but those `inUse`, and the `.held`
+ * object beside it where there is one.
+ */
+export function retentionRemovals(listed: readonly string[], base: string, retention: Retention, nowMs: number, inUse: ReadonlySet<string> = new Set()): string[] {
+  return expired(listed, base, retention, nowMs).filter((name) => !inUse.has(name))
+    .flatMap((name) => (listed.includes(`${name}${HELD_SUFFIX}`) ? [name, `${name}${HELD_SUFFIX}`] : [name]));
 }
 
 /**
