@@ -99,9 +99,8 @@ export class SnapshotRevision {
     }
     const start = this.offset;
     this.offset += slot.length;
-    this.capture(start, slot);
     this.readSlot(start / this.pageSize, slot);
-    // What the slot asked for may lie within it, and so may what that asks for in turn.
+    // The slot's bytes to every read waiting for them: earlier slots', and its own (which may ask for more within it).
     while (this.capture(start, slot));
   }
 

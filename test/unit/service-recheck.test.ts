@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SERVICE_CONNECT_WITHIN_MS, SERVICE_RECHECK_FOR_MS, SERVICE_RECHECK_MS, serviceRecheck, timeMs } from '../../src/controllers/restore/service-recheck.js';
+import { SERVICE_CONNECT_WITHIN_MS, SERVICE_RECHECK_FOR_MS, SERVICE_RECHECK_MS, serviceRecheck } from '../../src/controllers/restore/service-recheck.js';
+import { timeMs } from '../../src/runtime/time.js';
 
 test('a restore waiting only for its client Service looks often, each connection bounded, for 15 s from when it could be routed; then at its usual pace, unbounded', () => {
   const since = Date.parse('2026-11-29T14:00:00Z');

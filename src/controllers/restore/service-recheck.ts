@@ -35,6 +35,3 @@ export function serviceRecheck(routableSinceMs: number, nowMs: number): ServiceR
   if (since < -SKEW_MS || since >= SERVICE_RECHECK_FOR_MS) return {};
   return { recheckInMs: SERVICE_RECHECK_MS, connectWithinMs: SERVICE_CONNECT_WITHIN_MS };
 }
-
-/** A Kubernetes time (a Date as typed, an RFC 3339 string as it comes from the API) in milliseconds; 0 if absent. */
-export const timeMs = (t: Date | string | undefined): number => (t ? new Date(t).getTime() || 0 : 0);
